@@ -1,0 +1,203 @@
+"""The full game state: an immutable value, serialisable to JSON exactly.
+
+Hands, known cards and the discard pile are bit masks (see ``engine.cards``). The
+state holds everything, including hidden cards, so it never leaves the server:
+players and computer players only ever get ``engine.view``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+from typing import Any, NamedTuple
+
+from engine.cards import CARDS, Card, cards_of, mask_of
+from engine.events import EVENT_TYPES, Event
+from engine.rules import Rules
+
+STATE_FORMAT = 1
+
+# The public history as a cons list, newest step first: (older history, that step's events).
+# Appending is O(1), which matters when search copies states millions of times.
+History = tuple["History | None", tuple[Event, ...]]
+
+
+class State(NamedTuple):
+    rules: Rules
+    num_players: int
+    dealer: int
+    trump: int
+    trump_card: Card
+    """The face-up trump card (or the dealer's shown card when there is no stock)."""
+    stock: tuple[Card, ...]
+    """Cards still to draw, in order; while not empty its last card is ``trump_card``."""
+    hands: tuple[int, ...]
+    known: tuple[int, ...]
+    """Per player: cards everyone knows they hold (picked up, shown, swapped, drawn trump)."""
+    discard: int
+    attack: tuple[Card, ...]
+    defense: tuple[Card | None, ...]
+    """Parallel to ``attack``: the card covering each attack card, or None."""
+    ranks: int
+    """All cards of the ranks on the table (what may be thrown in)."""
+    leader: int
+    """Who opened the bout; draws first."""
+    attacker: int
+    """Who attacks the current defender (the leader, or the last player who transferred)."""
+    defender: int
+    limit: int
+    passed: int
+    """Bit set of attackers who passed since the last new rank landed."""
+    taking: bool
+    bout: int
+    out: tuple[int, ...]
+    """Players who went out, in finishing order."""
+    over: bool
+    durak: int | None
+    step: int
+    events: tuple[Event, ...]
+    """The events of the last step."""
+    history: History | None
+
+    # --- derived, read-only helpers -------------------------------------------------
+
+    def hand(self, player: int) -> tuple[Card, ...]:
+        return cards_of(self.hands[player])
+
+    def hand_size(self, player: int) -> int:
+        return self.hands[player].bit_count()
+
+    @property
+    def table(self) -> tuple[tuple[Card, Card | None], ...]:
+        return tuple(zip(self.attack, self.defense, strict=True))
+
+    @property
+    def trump_card_in_stock(self) -> bool:
+        return bool(self.stock)
+
+    def all_events(self) -> list[Event]:
+        """The whole public history, oldest first."""
+        steps: list[tuple[Event, ...]] = []
+        node = self.history
+        while node is not None:
+            node, step_events = node
+            steps.append(step_events)
+        return [event for step_events in reversed(steps) for event in step_events]
+
+    # --- JSON ------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        steps: list[list[dict[str, Any]]] = []
+        node = self.history
+        while node is not None:
+            node, step_events = node
+            steps.append([event_to_dict(e) for e in step_events])
+        steps.reverse()
+        return {
+            "format": STATE_FORMAT,
+            "rules": self.rules.model_dump(mode="json"),
+            "num_players": self.num_players,
+            "dealer": self.dealer,
+            "trump": self.trump,
+            "trump_card": str(self.trump_card),
+            "stock": [str(c) for c in self.stock],
+            "hands": [[str(c) for c in cards_of(h)] for h in self.hands],
+            "known": [[str(c) for c in cards_of(k)] for k in self.known],
+            "discard": [str(c) for c in cards_of(self.discard)],
+            "attack": [str(c) for c in self.attack],
+            "defense": [None if c is None else str(c) for c in self.defense],
+            "ranks": self.ranks,
+            "leader": self.leader,
+            "attacker": self.attacker,
+            "defender": self.defender,
+            "limit": self.limit,
+            "passed": self.passed,
+            "taking": self.taking,
+            "bout": self.bout,
+            "out": list(self.out),
+            "over": self.over,
+            "durak": self.durak,
+            "step": self.step,
+            "events": [event_to_dict(e) for e in self.events],
+            "history": steps,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":"))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> State:
+        if data.get("format") != STATE_FORMAT:
+            raise ValueError(f"unsupported state format {data.get('format')!r}")
+        history: History | None = None
+        for step_events in data["history"]:
+            history = (history, tuple(event_from_dict(e) for e in step_events))
+        return cls(
+            rules=Rules.model_validate(data["rules"]),
+            num_players=int(data["num_players"]),
+            dealer=int(data["dealer"]),
+            trump=int(data["trump"]),
+            trump_card=Card.parse(data["trump_card"]),
+            stock=tuple(Card.parse(c) for c in data["stock"]),
+            hands=tuple(mask_of(Card.parse(c) for c in h) for h in data["hands"]),
+            known=tuple(mask_of(Card.parse(c) for c in k) for k in data["known"]),
+            discard=mask_of(Card.parse(c) for c in data["discard"]),
+            attack=tuple(Card.parse(c) for c in data["attack"]),
+            defense=tuple(None if c is None else Card.parse(c) for c in data["defense"]),
+            ranks=int(data["ranks"]),
+            leader=int(data["leader"]),
+            attacker=int(data["attacker"]),
+            defender=int(data["defender"]),
+            limit=int(data["limit"]),
+            passed=int(data["passed"]),
+            taking=bool(data["taking"]),
+            bout=int(data["bout"]),
+            out=tuple(int(p) for p in data["out"]),
+            over=bool(data["over"]),
+            durak=None if data["durak"] is None else int(data["durak"]),
+            step=int(data["step"]),
+            events=tuple(event_from_dict(e) for e in data["events"]),
+            history=history,
+        )
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> State:
+        return cls.from_dict(json.loads(text))
+
+
+def _encode(value: object) -> object:
+    if isinstance(value, Card):
+        return str(value)
+    if isinstance(value, tuple):
+        return [_encode(v) for v in value]
+    return value
+
+
+_CARD_FIELDS = frozenset({"card", "attack", "gave", "got", "trump_card"})
+_CARDS_FIELDS = frozenset({"cards"})
+
+
+def event_to_dict(event: Event) -> dict[str, Any]:
+    data: dict[str, Any] = {"type": event.kind}
+    for f in fields(event):
+        data[f.name] = _encode(getattr(event, f.name))
+    return data
+
+
+def event_from_dict(data: dict[str, Any]) -> Event:
+    cls = EVENT_TYPES[data["type"]]
+    kwargs: dict[str, Any] = {}
+    for f in fields(cls):
+        raw = data[f.name]
+        if f.name in _CARD_FIELDS:
+            kwargs[f.name] = None if raw is None else Card.parse(raw)
+        elif f.name in _CARDS_FIELDS:
+            kwargs[f.name] = tuple(Card.parse(c) for c in raw)
+        elif f.name == "order":
+            kwargs[f.name] = tuple(int(p) for p in raw)
+        else:
+            kwargs[f.name] = raw
+    return cls(**kwargs)
+
+
+__all__ = ["CARDS", "History", "State", "event_from_dict", "event_to_dict"]

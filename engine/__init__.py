@@ -9,6 +9,7 @@ from engine.errors import DurakError, IllegalActionError, ParseError, RulesError
 from engine.events import Event
 from engine.game import GameResult, apply, legal_actions, new_game, result, waiting_for
 from engine.rules import PRESETS, Rules
+from engine.series import Series
 from engine.state import State
 from engine.view import PlayerView, view
 
@@ -27,6 +28,7 @@ __all__ = [
     "PlayerView",
     "Rules",
     "RulesError",
+    "Series",
     "State",
     "Suit",
     "Swap",

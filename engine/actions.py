@@ -91,12 +91,14 @@ _MULTI_ATTACK: dict[tuple[Card, ...], Attack] = {}
 
 
 def attack_of(cards: tuple[Card, ...]) -> Attack:
-    """The interned ``Attack`` for these cards (in the given order)."""
+    """The interned ``Attack`` for these cards; several cards are kept in canonical
+    (sorted) order so that ``attack 7♥ 7♠`` and ``attack 7♠ 7♥`` are one action."""
     if len(cards) == 1:
         return ATTACK_ONE[cards[0]]
-    found = _MULTI_ATTACK.get(cards)
+    key = tuple(sorted(cards))
+    found = _MULTI_ATTACK.get(key)
     if found is None:
-        found = _MULTI_ATTACK[cards] = Attack(cards)
+        found = _MULTI_ATTACK[key] = Attack(key)
     return found
 
 

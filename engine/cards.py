@@ -78,10 +78,7 @@ class Card(int):
             raise ParseError(f"not a card: {text!r}")
         rank_part, suit_part = raw[:-1].upper(), raw[-1].lower()
         suit = _SUIT_ALIASES.get(suit_part)
-        if rank_part.isdigit():
-            rank = int(rank_part)
-        else:
-            rank = _RANK_ALIASES.get(rank_part, 0)
+        rank = int(rank_part) if rank_part.isdigit() else _RANK_ALIASES.get(rank_part, 0)
         if suit is None or not 2 <= rank <= 14:
             raise ParseError(f"not a card: {text!r} (expected rank + suit, e.g. 10♥ or Q♣)")
         return CARDS[suit * 13 + rank - 2]

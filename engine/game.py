@@ -31,7 +31,6 @@ from engine.cards import (
     BEATERS,
     CARD_RANK_MASK,
     LOWEST_RANK,
-    RANK_MASK,
     Card,
     cards_of,
     deck_cards,
@@ -58,6 +57,18 @@ from engine.events import (
 )
 from engine.rules import FIRST_BOUT_MAX_CARDS, HAND_SIZE, MAX_BOUT_CARDS, Rules
 from engine.state import State
+
+_FIELD_INDEX = {name: index for index, name in enumerate(State._fields)}
+_new_tuple = tuple.__new__
+
+
+def _evolve(state: State, **changes: object) -> State:
+    """``state._replace(**changes)`` without its per-field overhead (a hot path)."""
+    values: list[object] = list(state)
+    for name, value in changes.items():
+        values[_FIELD_INDEX[name]] = value
+    new: State = _new_tuple(State, values)
+    return new
 
 
 class GameResult(NamedTuple):
@@ -171,9 +182,14 @@ def _lowest_trump_holder(hands: list[int], trump: int, deck_size: int) -> tuple[
     return None
 
 
+_LOWEST_TRUMP = {
+    (size, suit): Card.of(low, suit) for size, low in LOWEST_RANK.items() for suit in range(4)
+}
+
+
 def lowest_trump(state: State) -> Card:
     """The lowest trump of the deck (the trump six in 36 cards): the swappable one."""
-    return Card.of(LOWEST_RANK[state.rules.deck_size], state.trump)
+    return _LOWEST_TRUMP[state.rules.deck_size, state.trump]
 
 
 # --- who is in play -------------------------------------------------------------------
@@ -280,15 +296,30 @@ def _lead_options(state: State, hand: int, actions: list[Action]) -> None:
             repeated_ranks |= rank_mask
         seen_ranks |= rank_mask
         hand ^= low
-    if not repeated_ranks or not state.rules.multi_card_lead or state.limit < 2:
-        return
-    hand = state.hands[state.attacker]
-    for rank in range(2, 15):
-        if repeated_ranks & RANK_MASK[rank]:
-            same = cards_of(hand & RANK_MASK[rank])
-            for size in range(2, min(len(same), state.limit) + 1):
-                for combo in combinations(same, size):
-                    actions.append(attack_of(combo))
+    if repeated_ranks and state.rules.multi_card_lead and state.limit >= 2:
+        hand = state.hands[state.attacker]
+        while repeated_ranks:
+            low = repeated_ranks & -repeated_ranks
+            rank_mask = CARD_RANK_MASK[low.bit_length() - 1]
+            actions.extend(_multi_leads(hand & rank_mask, state.limit))
+            repeated_ranks &= ~rank_mask
+
+
+_MULTI_LEADS: dict[tuple[int, int], tuple[Attack, ...]] = {}
+
+
+def _multi_leads(same_rank: int, limit: int) -> tuple[Attack, ...]:
+    """Every lead of 2+ cards from ``same_rank`` (cards of one rank), at most ``limit``."""
+    key = (same_rank, limit)
+    found = _MULTI_LEADS.get(key)
+    if found is None:
+        cards = cards_of(same_rank)
+        found = _MULTI_LEADS[key] = tuple(
+            attack_of(combo)
+            for size in range(2, min(len(cards), limit) + 1)
+            for combo in combinations(cards, size)
+        )
+    return found
 
 
 def _defence_options(state: State, hand: int, actions: list[Action]) -> None:
@@ -407,11 +438,11 @@ def _why_illegal(state: State, player: int, action: object, legal: list[Action])
 
 
 def _remove(state: State, player: int, mask: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    hands = list(state.hands)
-    hands[player] &= ~mask
-    known = list(state.known)
-    known[player] &= ~mask
-    return tuple(hands), tuple(known)
+    hands, known, keep = state.hands, state.known, ~mask
+    return (
+        (*hands[:player], hands[player] & keep, *hands[player + 1 :]),
+        (*known[:player], known[player] & keep, *known[player + 1 :]),
+    )
 
 
 def _attack(state: State, player: int, cards: tuple[Card, ...]) -> State:
@@ -434,7 +465,7 @@ def _attack(state: State, player: int, cards: tuple[Card, ...]) -> State:
 def _beat(state: State, player: int, attack_card: Card, card: Card) -> State:
     hands, known = _remove(state, player, 1 << card)
     index = state.attack.index(attack_card)
-    defense = state.defense[:index] + (card,) + state.defense[index + 1 :]
+    defense = (*state.defense[:index], card, *state.defense[index + 1 :])
     ranks = state.ranks | CARD_RANK_MASK[card]
     passed = state.passed if ranks == state.ranks else 0
     return _step(
@@ -485,8 +516,8 @@ def _swap(state: State, player: int, action: Swap) -> State:
 
 def _step(state: State, events: tuple[Event, ...], **changes: object) -> State:
     """Apply ``changes`` as one step, then end the bout if nobody can or will add more."""
-    new = state._replace(
-        step=state.step + 1, events=events, history=(state.history, events), **changes
+    new = _evolve(
+        state, step=state.step + 1, events=events, history=(state.history, events), **changes
     )
     if new.attack and (new.taking or None not in new.defense):
         defender_done = not new.taking and new.hands[new.defender] == 0
@@ -553,7 +584,27 @@ def _end_bout(state: State) -> State:
                 out.append(player)
                 log.append(PlayerOut(player))
 
-    base = state._replace(
+    remaining = [p for p in range(n) if p not in out]
+    if not stock and len(remaining) <= 1:
+        durak = remaining[0] if remaining else None
+        finishing = (*out, durak) if durak is not None else tuple(out)
+        log.append(GameOver(durak, finishing))
+        attacker = new_defender = state.attacker
+        limit = 0
+        over = True
+    else:
+        durak = None
+        over = False
+        if taken or hands[defender] == 0:
+            attacker = _next_holding(hands, out, defender)
+        else:
+            attacker = defender
+        new_defender = _next_holding(hands, out, attacker)
+        limit = min(MAX_BOUT_CARDS, hands[new_defender].bit_count())
+        log.append(BoutStarted(attacker, new_defender, limit))
+    final = tuple(log)
+    return _evolve(
+        state,
         hands=tuple(hands),
         known=tuple(known),
         discard=discard,
@@ -564,32 +615,27 @@ def _end_bout(state: State) -> State:
         ranks=0,
         passed=0,
         taking=False,
-    )
-    remaining = [p for p in range(n) if p not in out]
-    if not stock and len(remaining) <= 1:
-        durak = remaining[0] if remaining else None
-        order = (*out, durak) if durak is not None else tuple(out)
-        log.append(GameOver(durak, order))
-        final = tuple(log)
-        return base._replace(over=True, durak=durak, events=final, history=(previous_history, final))
-
-    if taken or hands[defender] == 0:
-        attacker = _left_of(base, defender)
-    else:
-        attacker = defender
-    new_defender = _left_of(base, attacker)
-    limit = min(MAX_BOUT_CARDS, hands[new_defender].bit_count())
-    log.append(BoutStarted(attacker, new_defender, limit))
-    final = tuple(log)
-    return base._replace(
         leader=attacker,
         attacker=attacker,
         defender=new_defender,
         limit=limit,
         bout=state.bout + 1,
+        over=over,
+        durak=durak,
         events=final,
         history=(previous_history, final),
     )
+
+
+def _next_holding(hands: list[int], out: list[int], player: int) -> int:
+    """The next seat clockwise after ``player`` that is not out (between bouts everyone
+    not out holds cards)."""
+    n = len(hands)
+    for step in range(1, n):
+        seat = (player + step) % n
+        if seat not in out:
+            return seat
+    return player
 
 
 def result(state: State) -> GameResult | None:

@@ -168,7 +168,9 @@ def parse_html(source: str) -> FormattedText:
             i += 1
         name = source[name_start:i].lower()
         if name not in ALLOWED_TAGS:
-            raise fail(f'Unsupported start tag "{name}" at byte offset {_byte_offset(source, begin)}')
+            raise fail(
+                f'Unsupported start tag "{name}" at byte offset {_byte_offset(source, begin)}'
+            )
         unclosed = f"Unclosed start tag at byte offset {_byte_offset(source, begin)}"
         argument: str | None = None
         while True:

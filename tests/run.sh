@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The whole test command: installs what the tests need, then lint, types and pytest.
+# Used by developers (README) and by CI (.ci/run). Safe to re-run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+if ((${#need_apt[@]})); then
+  echo "tests/run.sh: installing ${need_apt[*]} from Debian's packages" >&2
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${need_apt[@]}"
+fi
+
+PYTHON=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e ".[dev]"
+
+echo "== ruff" && .venv/bin/ruff check . && .venv/bin/ruff format --check .
+echo "== mypy" && .venv/bin/mypy
+echo "== pytest" && .venv/bin/pytest -q "$@"

@@ -58,17 +58,13 @@ from engine.events import (
 from engine.rules import FIRST_BOUT_MAX_CARDS, HAND_SIZE, MAX_BOUT_CARDS, Rules
 from engine.state import State
 
-_FIELD_INDEX = {name: index for index, name in enumerate(State._fields)}
+# _step and _end_bout build states positionally (the hot path): keep them in step with State.
+assert State._fields == (
+    "rules", "num_players", "dealer", "trump", "trump_card", "stock", "hands", "known",
+    "discard", "attack", "defense", "ranks", "leader", "attacker", "defender", "limit",
+    "passed", "taking", "bout", "out", "over", "durak", "step", "events", "history",
+)  # fmt: skip
 _new_tuple = tuple.__new__
-
-
-def _evolve(state: State, **changes: object) -> State:
-    """``state._replace(**changes)`` without its per-field overhead (a hot path)."""
-    values: list[object] = list(state)
-    for name, value in changes.items():
-        values[_FIELD_INDEX[name]] = value
-    new: State = _new_tuple(State, values)
-    return new
 
 
 class GameResult(NamedTuple):
@@ -248,11 +244,12 @@ def waiting_for(state: State) -> tuple[int, ...]:
     waiting: list[int] = []
     if not state.taking and None in state.defense:
         waiting.append(state.defender)
-    n = state.num_players
-    for step in range(n):
-        seat = (state.attacker + step) % n
-        if _can_throw_in(state, seat):
-            waiting.append(seat)
+    if len(state.attack) < state.limit:
+        n, attacker = state.num_players, state.attacker
+        for step in range(n):
+            seat = (attacker + step) % n
+            if _can_throw_in(state, seat):
+                waiting.append(seat)
     return tuple(waiting)
 
 
@@ -378,8 +375,13 @@ def is_legal(state: State, player: int, action: Action) -> bool:
     hand = state.hands[player]
     if isinstance(action, Attack):
         cards = action.cards
-        mask = mask_of(cards)
-        if hand & mask != mask or len(set(cards)) != len(cards):
+        if len(cards) == 1:
+            mask = 1 << cards[0]
+        else:
+            mask = mask_of(cards)
+            if len(set(cards)) != len(cards):
+                return False
+        if hand & mask != mask:
             return False
         if not state.attack:
             return (
@@ -514,10 +516,54 @@ def _swap(state: State, player: int, action: Swap) -> State:
     )
 
 
-def _step(state: State, events: tuple[Event, ...], **changes: object) -> State:
-    """Apply ``changes`` as one step, then end the bout if nobody can or will add more."""
-    new = _evolve(
-        state, step=state.step + 1, events=events, history=(state.history, events), **changes
+def _step(
+    state: State,
+    events: tuple[Event, ...],
+    *,
+    trump_card: Card | None = None,
+    stock: tuple[Card, ...] | None = None,
+    hands: tuple[int, ...] | None = None,
+    known: tuple[int, ...] | None = None,
+    attack: tuple[Card, ...] | None = None,
+    defense: tuple[Card | None, ...] | None = None,
+    ranks: int | None = None,
+    attacker: int | None = None,
+    defender: int | None = None,
+    limit: int | None = None,
+    passed: int | None = None,
+    taking: bool | None = None,
+) -> State:
+    """One step: the given fields change (the rest stay), then the bout ends if nobody
+    can or will add anything more. Built positionally: this is the engine's hot path."""
+    new: State = _new_tuple(
+        State,
+        (
+            state.rules,
+            state.num_players,
+            state.dealer,
+            state.trump,
+            state.trump_card if trump_card is None else trump_card,
+            state.stock if stock is None else stock,
+            state.hands if hands is None else hands,
+            state.known if known is None else known,
+            state.discard,
+            state.attack if attack is None else attack,
+            state.defense if defense is None else defense,
+            state.ranks if ranks is None else ranks,
+            state.leader,
+            state.attacker if attacker is None else attacker,
+            state.defender if defender is None else defender,
+            state.limit if limit is None else limit,
+            state.passed if passed is None else passed,
+            state.taking if taking is None else taking,
+            state.bout,
+            state.out,
+            state.over,
+            state.durak,
+            state.step + 1,
+            events,
+            (state.history, events),
+        ),
     )
     if new.attack and (new.taking or None not in new.defense):
         defender_done = not new.taking and new.hands[new.defender] == 0
@@ -544,93 +590,112 @@ def _anyone_can_throw_in(state: State) -> bool:
 def _end_bout(state: State) -> State:
     """Close the bout ``state`` is in: pick up or discard, refill, find who is out."""
     assert state.history is not None
-    previous_history = state.history[0]
     n = state.num_players
-    table = state.attack + tuple(c for c in state.defense if c is not None)
-    table_mask = mask_of(table)
-    hands = list(state.hands)
-    known = list(state.known)
-    discard = state.discard
-    out = list(state.out)
-    taken = state.taking
     defender = state.defender
+    table = state.attack + tuple([c for c in state.defense if c is not None])
+    table_mask = 0
+    for card in table:
+        table_mask |= 1 << card
+    hands = list(state.hands)
+    known = state.known
+    discard = state.discard
+    out = state.out
     log: list[Event] = list(state.events)
-    if taken:
+    if state.taking:
         hands[defender] |= table_mask
-        known[defender] |= table_mask
+        known = (*known[:defender], known[defender] | table_mask, *known[defender + 1 :])
         log.append(PickedUp(defender, table))
     else:
         discard |= table_mask
         log.append(Discarded(table))
 
     # Refill: the leader first, then the others clockwise, the defender last.
-    order = [(state.leader + k) % n for k in range(n)]
-    order = [p for p in order if p != defender and p not in out] + [defender]
     stock = state.stock
-    for player in order:
-        need = HAND_SIZE - hands[player].bit_count()
-        if need <= 0 or not stock:
-            continue
-        drawn, stock = stock[:need], stock[need:]
-        hands[player] |= mask_of(drawn)
-        got_trump = state.trump_card if not stock and drawn[-1] == state.trump_card else None
-        if got_trump is not None:
-            known[player] |= 1 << got_trump
-        log.append(Drew(player, len(drawn), got_trump))
+    if stock:
+        leader = state.leader
+        order = [(leader + k) % n for k in range(n)]
+        order.remove(defender)
+        order.append(defender)
+        for player in order:
+            need = HAND_SIZE - hands[player].bit_count()
+            if need <= 0:
+                continue
+            drawn, stock = stock[:need], stock[need:]
+            for card in drawn:
+                hands[player] |= 1 << card
+            if stock:
+                log.append(Drew(player, len(drawn)))
+                continue
+            # The stock is empty now: everyone sees who took the face-up trump card.
+            trump_card = state.trump_card
+            known = (*known[:player], known[player] | 1 << trump_card, *known[player + 1 :])
+            log.append(Drew(player, len(drawn), trump_card))
+            break
 
     if not stock:
-        for player in order:
-            if hands[player] == 0 and player not in out:
-                out.append(player)
-                log.append(PlayerOut(player))
+        leader = state.leader
+        draw_order = [(leader + k) % n for k in range(n)]
+        draw_order.remove(defender)
+        draw_order.append(defender)
+        newly_out = [p for p in draw_order if hands[p] == 0 and p not in out]
+        if newly_out:
+            out = (*out, *newly_out)
+            log.extend(PlayerOut(p) for p in newly_out)
 
-    remaining = [p for p in range(n) if p not in out]
-    if not stock and len(remaining) <= 1:
+    over = False
+    durak: int | None = None
+    if not stock and len(out) >= n - 1:
+        over = True
+        remaining = [p for p in range(n) if p not in out]
         durak = remaining[0] if remaining else None
-        finishing = (*out, durak) if durak is not None else tuple(out)
-        log.append(GameOver(durak, finishing))
+        log.append(GameOver(durak, out if durak is None else (*out, durak)))
         attacker = new_defender = state.attacker
         limit = 0
-        over = True
     else:
-        durak = None
-        over = False
-        if taken or hands[defender] == 0:
-            attacker = _next_holding(hands, out, defender)
+        if state.taking or hands[defender] == 0:
+            attacker = _next_holding(n, out, defender)
         else:
             attacker = defender
-        new_defender = _next_holding(hands, out, attacker)
+        new_defender = _next_holding(n, out, attacker)
         limit = min(MAX_BOUT_CARDS, hands[new_defender].bit_count())
         log.append(BoutStarted(attacker, new_defender, limit))
     final = tuple(log)
-    return _evolve(
-        state,
-        hands=tuple(hands),
-        known=tuple(known),
-        discard=discard,
-        stock=stock,
-        out=tuple(out),
-        attack=(),
-        defense=(),
-        ranks=0,
-        passed=0,
-        taking=False,
-        leader=attacker,
-        attacker=attacker,
-        defender=new_defender,
-        limit=limit,
-        bout=state.bout + 1,
-        over=over,
-        durak=durak,
-        events=final,
-        history=(previous_history, final),
+    new: State = _new_tuple(
+        State,
+        (
+            state.rules,
+            n,
+            state.dealer,
+            state.trump,
+            state.trump_card,
+            stock,
+            tuple(hands),
+            known,
+            discard,
+            (),  # attack
+            (),  # defense
+            0,  # ranks
+            attacker,  # leader
+            attacker,
+            new_defender,
+            limit,
+            0,  # passed
+            False,  # taking
+            state.bout + 1,
+            out,
+            over,
+            durak,
+            state.step,
+            final,
+            (state.history[0], final),
+        ),
     )
+    return new
 
 
-def _next_holding(hands: list[int], out: list[int], player: int) -> int:
+def _next_holding(n: int, out: tuple[int, ...], player: int) -> int:
     """The next seat clockwise after ``player`` that is not out (between bouts everyone
     not out holds cards)."""
-    n = len(hands)
     for step in range(1, n):
         seat = (player + step) % n
         if seat not in out:

@@ -1,0 +1,3 @@
+from sandbox.main import main
+
+main()

@@ -1,0 +1,352 @@
+"""The sandbox page and its small JSON + Server-Sent Events API, on the emulator's server.
+
+Routes (added to ``BotApiEmulator.app`` before it starts, so one loopback port serves the
+Bot API for the bot and the page for people):
+
+- ``GET /`` and ``/static/...``: the page (plain files from ``sandbox/static``).
+- ``GET /_sandbox/info``: bot, group, languages, who is here, bot process status.
+- ``POST /_sandbox/join``: a new sandbox user (a browser tab) who joins the demo group.
+- ``GET /_sandbox/events?user_id=``: SSE; a ``snapshot`` first, then changes.
+- ``POST /_sandbox/send`` / ``press`` / ``open``: type a message, press a button, follow a link.
+- ``GET /_sandbox/commands``: the bot's command menu for that user and chat.
+
+Everything acts through the emulator's user-side API, so the bot sees exactly the updates
+a Telegram client would cause.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from sandbox.emulator import BotApiEmulator, EmulatorError
+from sandbox.web_view import ChatName, JsonDict, classify_link, message_view, page_event
+
+STATIC_DIR = Path(__file__).with_name("static")
+_STATIC_TYPES = {
+    "app.js": "text/javascript",
+    "style.css": "text/css",
+    "favicon.svg": "image/svg+xml",
+}
+LANGUAGES = {"en": "English", "es": "Español", "de": "Deutsch", "pt": "Português"}
+GROUP_ID = -1001000000001
+GROUP_TITLE = "Durak sandbox"
+FIRST_USER_ID = 1_000_001
+MAX_NAME = 64
+MAX_TEXT = 4096  # what a Telegram client lets you type into one message
+_HEARTBEAT = 15.0
+_CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
+# The page runs only its own script and talks only to this server, so even a rendering
+# bug could not run injected markup or send data elsewhere.
+_PAGE_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-cache",
+}
+
+Handler = Callable[[web.Request], Awaitable[Any]]
+
+
+class NotFound(Exception):
+    """An unknown sandbox user (e.g. a tab left open across a sandbox restart)."""
+
+
+@dataclass
+class SandboxUser:
+    id: int
+    name: str
+    language: str
+
+    def to_json(self) -> JsonDict:
+        return {"id": self.id, "name": self.name, "language": self.language}
+
+
+def _api(handler: Handler) -> Callable[[web.Request], Awaitable[web.Response]]:
+    """JSON ``{"ok": true, "result": ...}``, or an error the page shows as a toast."""
+
+    async def wrapped(request: web.Request) -> web.Response:
+        try:
+            result = await handler(request)
+        except NotFound as err:
+            return web.json_response({"ok": False, "error": str(err)}, status=404)
+        except KeyError as err:
+            return web.json_response({"ok": False, "error": f"missing field {err}"}, status=400)
+        except (EmulatorError, ValueError, TypeError) as err:
+            return web.json_response({"ok": False, "error": str(err)}, status=400)
+        return web.json_response({"ok": True, "result": result})
+
+    return wrapped
+
+
+async def _body(request: web.Request) -> JsonDict:
+    # JSON only: a foreign web page cannot send it cross-origin without a CORS preflight,
+    # which this server never grants.
+    if request.content_type != "application/json":
+        raise ValueError("Content-Type: application/json expected")
+    body = await request.json()
+    if not isinstance(body, dict):
+        raise ValueError("JSON object expected")
+    return body
+
+
+def _chat(value: Any) -> ChatName:
+    if value == "group":
+        return "group"
+    if value == "private":
+        return "private"
+    raise ValueError("chat must be 'group' or 'private'")
+
+
+def _sse(name: str, data: JsonDict) -> bytes:
+    return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+
+
+class SandboxWeb:
+    """The demo group, its people, and the page's API."""
+
+    def __init__(
+        self,
+        emulator: BotApiEmulator,
+        *,
+        bot_username: str,
+        group_id: int = GROUP_ID,
+        group_title: str = GROUP_TITLE,
+    ) -> None:
+        self.emu = emulator
+        self.bot_username = bot_username
+        self.group_id = group_id
+        self.group_title = group_title
+        self.users: dict[int, SandboxUser] = {}
+        self.bot_status: JsonDict = {"state": "starting"}
+
+    def install(self, app: web.Application) -> None:
+        r = app.router
+        r.add_get("/", self._index)
+        r.add_get("/static/{name}", self._static)
+        r.add_get("/favicon.ico", self._favicon)
+        r.add_get("/_sandbox/info", _api(self._info))
+        r.add_post("/_sandbox/join", _api(self._join))
+        r.add_get("/_sandbox/events", self._events)
+        r.add_post("/_sandbox/send", _api(self._send))
+        r.add_post("/_sandbox/press", _api(self._press))
+        r.add_post("/_sandbox/open", _api(self._open))
+        r.add_get("/_sandbox/commands", _api(self._commands))
+
+    # ----------------------------------------------------------------- state
+
+    def set_bot_status(self, state: str, **details: Any) -> None:
+        """Record the bot process state and tell every open page."""
+        self.bot_status = {"state": state, **details}
+        self.emu.emit(None, "sandbox", bot=self.bot_status)
+
+    def join(self, name: str, language: str) -> SandboxUser:
+        """A new person: an emulator user in the demo group (the first one creates it)."""
+        clean = _CONTROL_CHARS.sub(" ", name).strip()[:MAX_NAME].strip()
+        if not clean:
+            raise ValueError("choose a name")
+        if language not in LANGUAGES:
+            raise ValueError(f"language must be one of {', '.join(LANGUAGES)}")
+        user_id = FIRST_USER_ID + len(self.users)
+        self.emu.add_user(user_id, clean, language_code=language)
+        if self.emu.chat(self.group_id) is None:
+            # Created on the first join, as in Telegram: that person makes the group and
+            # adds the bot, so the bot's my_chat_member update names them.
+            self.emu.add_group(
+                self.group_id,
+                self.group_title,
+                members=[user_id],
+                admins=[user_id],
+                creator=user_id,
+            )
+        else:
+            self.emu.add_member(self.group_id, user_id)
+        user = SandboxUser(user_id, clean, language)
+        self.users[user_id] = user
+        return user
+
+    def user(self, value: Any) -> SandboxUser:
+        try:
+            user_id = int(value)
+        except (TypeError, ValueError):
+            raise ValueError("user_id must be a number") from None
+        user = self.users.get(user_id)
+        if user is None:
+            raise NotFound(f"no sandbox user {user_id}; join again")
+        return user
+
+    def chat_id(self, user: SandboxUser, chat: ChatName) -> int:
+        return self.group_id if chat == "group" else user.id
+
+    def group_info(self) -> JsonDict:
+        creator = next(iter(self.users), None)
+        return {
+            "id": self.group_id,
+            "title": self.group_title,
+            "members": [{**u.to_json(), "creator": u.id == creator} for u in self.users.values()],
+        }
+
+    def snapshot(self, user: SandboxUser) -> JsonDict:
+        """Everything one page shows, at one instant."""
+        bot = self.emu.bot(self.bot_username)
+        return {
+            "me": user.to_json(),
+            "bot": {"id": bot.id, "username": self.bot_username, "name": bot.user.first_name},
+            "group": self.group_info(),
+            "started": user.id in bot.started,
+            "bot_status": self.bot_status,
+            "messages": {
+                "group": [
+                    message_view(m.to_dict(), user.id) for m in self.emu.messages(self.group_id)
+                ],
+                "private": [
+                    message_view(m.to_dict(), user.id)
+                    for m in self.emu.messages(user.id, bot=self.bot_username)
+                ],
+            },
+        }
+
+    def commands(self, user: SandboxUser, chat: ChatName) -> list[JsonDict]:
+        """The command menu Telegram would show: the most specific scope that has one."""
+        chat_id = self.chat_id(user, chat)
+        broad = "all_group_chats" if chat == "group" else "all_private_chats"
+        for scope, scoped_chat in (("chat", chat_id), (broad, None), ("default", None)):
+            for language in (user.language, ""):
+                found = self.emu.commands(
+                    scope_type=scope,
+                    chat_id=scoped_chat,
+                    language_code=language,
+                    bot=self.bot_username,
+                )
+                if found:
+                    return found
+        return []
+
+    # ----------------------------------------------------------------- page files
+
+    async def _index(self, request: web.Request) -> web.StreamResponse:
+        return web.FileResponse(STATIC_DIR / "index.html", headers=_PAGE_HEADERS)
+
+    async def _static(self, request: web.Request) -> web.StreamResponse:
+        name = request.match_info["name"]
+        if name not in _STATIC_TYPES:  # an allow-list: no path tricks possible
+            raise web.HTTPNotFound()
+        headers = {**_PAGE_HEADERS, "Content-Type": _STATIC_TYPES[name]}
+        return web.FileResponse(STATIC_DIR / name, headers=headers)
+
+    async def _favicon(self, request: web.Request) -> web.StreamResponse:
+        raise web.HTTPFound("/static/favicon.svg")
+
+    # ----------------------------------------------------------------- API
+
+    async def _info(self, request: web.Request) -> Any:
+        return {
+            "bot": {"username": self.bot_username},
+            "group": self.group_info(),
+            "languages": [{"code": k, "name": v} for k, v in LANGUAGES.items()],
+            "bot_status": self.bot_status,
+        }
+
+    async def _join(self, request: web.Request) -> Any:
+        body = await _body(request)
+        return self.join(str(body["name"]), str(body.get("language", "en"))).to_json()
+
+    async def _send(self, request: web.Request) -> Any:
+        body = await _body(request)
+        user = self.user(body["user_id"])
+        text = str(body["text"])
+        if len(text) > MAX_TEXT:
+            raise ValueError(f"a message has at most {MAX_TEXT} characters")
+        chat_id = self.chat_id(user, _chat(body["chat"]))
+        message = await self.emu.user_sends(user.id, chat_id, text, bot=self.bot_username)
+        return {"message_id": message.message_id}
+
+    async def _press(self, request: web.Request) -> Any:
+        body = await _body(request)
+        user = self.user(body["user_id"])
+        chat_id = self.chat_id(user, _chat(body["chat"]))
+        try:
+            handle = await self.emu.user_presses(
+                user.id,
+                chat_id,
+                int(body["message_id"]),
+                data=str(body["data"]),
+                bot=self.bot_username,
+            )
+        except EmulatorError:
+            # The keyboard changed between render and click; Telegram would simply not
+            # show the old button any more.
+            raise ValueError("This button is no longer there.") from None
+        # The bot's answer arrives as an "answer" event on the page's stream.
+        return {"callback_query_id": handle.id}
+
+    async def _open(self, request: web.Request) -> Any:
+        """Follow a link (URL button or link in a message) as the Telegram app would."""
+        body = await _body(request)
+        user = self.user(body["user_id"])
+        link = classify_link(str(body["url"]), self.bot_username)
+        if link.kind == "external":
+            return {"action": "external", "url": link.url}
+        if link.kind == "telegram":
+            raise ValueError(f"t.me/{link.target} is outside the sandbox")
+        if link.kind == "unsupported":
+            raise ValueError("this kind of link does not work in the sandbox")
+        bot = self.emu.bot(self.bot_username)
+        if link.payload is None and user.id in bot.started:
+            return {"action": "show_private"}  # Telegram just opens the existing chat
+        if link.payload is None:
+            return {"action": "show_start"}  # a chat never started shows a START button
+        await self.emu.user_starts_bot(user.id, link.payload, bot=self.bot_username)
+        return {"action": "started"}
+
+    async def _commands(self, request: web.Request) -> Any:
+        user = self.user(request.query.get("user_id"))
+        return self.commands(user, _chat(request.query.get("chat")))
+
+    async def _events(self, request: web.Request) -> web.StreamResponse:
+        """The page's live feed: ``snapshot``, then ``message``/``delete``/``answer``/..."""
+        try:
+            user = self.user(request.query.get("user_id"))
+        except (NotFound, ValueError) as err:
+            status = 404 if isinstance(err, NotFound) else 400
+            return web.json_response({"ok": False, "error": str(err)}, status=status)
+        response = web.StreamResponse(
+            headers={
+                "Content-Type": "text/event-stream",
+                "Cache-Control": "no-cache",
+                "X-Accel-Buffering": "no",
+            }
+        )
+        with self.emu.subscribe([self.group_id, user.id]) as subscription:
+            # Subscribed and snapshotted with no await in between: nothing is missed or
+            # applied twice. A reconnecting EventSource simply gets a fresh snapshot.
+            snapshot = self.snapshot(user)
+            await response.prepare(request)
+            await response.write(b"retry: 1000\n\n" + _sse("snapshot", snapshot))
+            with contextlib.suppress(ConnectionResetError):
+                while True:
+                    try:
+                        event = await subscription.get(timeout=_HEARTBEAT)
+                    except TimeoutError:
+                        await response.write(b": ping\n\n")
+                        continue
+                    if event is None:  # the emulator is shutting down
+                        break
+                    converted = page_event(event, user.id, self.group_id)
+                    if converted is None:
+                        continue
+                    name, data = converted
+                    if name == "members":
+                        data = self.group_info()
+                    await response.write(_sse(name, data))
+        return response

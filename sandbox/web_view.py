@@ -1,0 +1,145 @@
+"""What the sandbox page is shown: emulator messages and events as small JSON views.
+
+Pure functions, no I/O. The page never receives the HTML the bot sent: only
+``safe_html``, the emulator's own rendering of the parsed text and entities (every
+character escaped, a fixed set of tags, link schemes allow-listed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import parse_qs, urlsplit
+
+JsonDict = dict[str, Any]
+ChatName = Literal["group", "private"]
+
+_TELEGRAM_HOSTS = frozenset({"t.me", "www.t.me", "telegram.me", "www.telegram.me"})
+
+
+def display_name(user: JsonDict) -> str:
+    """A Telegram user's full name, as clients show it."""
+    parts = [str(user[k]) for k in ("first_name", "last_name") if user.get(k)]
+    return " ".join(parts) or str(user.get("id", "?"))
+
+
+def button_view(button: JsonDict) -> JsonDict:
+    """One inline button; kinds the sandbox cannot act on are shown but disabled."""
+    text = str(button.get("text", ""))
+    if "callback_data" in button:
+        return {"text": text, "kind": "callback", "data": str(button["callback_data"])}
+    if "url" in button:
+        # The page sends the URL back to /_sandbox/open, which decides what it means.
+        return {"text": text, "kind": "url", "url": str(button["url"])}
+    return {"text": text, "kind": "unsupported"}
+
+
+def message_view(message: JsonDict, me: int) -> JsonDict:
+    """An emulator message dict (``EmuMessage.to_dict()``) as the page renders it."""
+    sender = message.get("from") or {}
+    markup = message.get("reply_markup") or {}
+    rows = markup.get("inline_keyboard") if isinstance(markup, dict) else None
+    keyboard = [
+        [button_view(b) for b in row if isinstance(b, dict)]
+        for row in (rows if isinstance(rows, list) else [])
+        if isinstance(row, list)
+    ]
+    edits = int(message.get("edit_count") or 0)
+    html = str(message.get("safe_html", ""))
+    text = str(message.get("text", ""))
+    if message.get("chat_id") == me and sender.get("id") == me and text.startswith("/start "):
+        # Telegram apps show a deep link's /start without its payload.
+        html, text = '<span class="tg-bot-command">/start</span>', "/start"
+    return {
+        "id": int(message["message_id"]),
+        "from": {
+            "id": sender.get("id"),
+            "name": display_name(sender),
+            "is_bot": bool(sender.get("is_bot")),
+        },
+        "own": sender.get("id") == me,
+        "html": html,
+        "text": text,
+        "buttons": keyboard,
+        "version": edits,
+        "edited": edits > 0,
+        "date": message.get("date"),
+        "reply_to": message.get("reply_to_message_id"),
+    }
+
+
+def chat_name(chat_id: Any, me: int, group_id: int) -> ChatName | None:
+    """Which of the page's two panes an emulator chat id belongs to, if any."""
+    if chat_id == group_id:
+        return "group"
+    if chat_id == me:
+        return "private"
+    return None
+
+
+def page_event(event: JsonDict, me: int, group_id: int) -> tuple[str, JsonDict] | None:
+    """An emulator change event as a page event ``(name, data)``; None if not for this page.
+
+    Membership changes come back as ``("members", {})``: the caller fills in the list.
+    """
+    kind = event.get("type")
+    chat = chat_name(event.get("chat_id"), me, group_id)
+    if kind in ("message", "edit") and chat is not None:
+        return "message", {"chat": chat, "message": message_view(event["message"], me)}
+    if kind == "delete" and chat is not None:
+        return "delete", {"chat": chat, "id": int(event["message_id"])}
+    if kind == "callback_answer" and chat is not None and event.get("user_id") == me:
+        return "answer", {
+            "chat": chat,
+            "callback_query_id": event.get("callback_query_id"),
+            "text": event.get("text"),
+            "show_alert": bool(event.get("show_alert")),
+            "url": event.get("url"),
+        }
+    if kind == "chat_action" and chat is not None:
+        return "typing", {"chat": chat, "action": event.get("action")}
+    if kind == "member" and chat == "group":
+        return "members", {}
+    if kind == "sandbox":
+        return "bot", dict(event.get("bot") or {})
+    return None
+
+
+@dataclass(frozen=True)
+class Link:
+    """What following a URL means in the sandbox.
+
+    ``kind``: "bot" (our bot; ``payload`` is the start parameter, if any), "telegram"
+    (another Telegram chat, not in the sandbox), "external" (an http(s) page) or
+    "unsupported".
+    """
+
+    kind: Literal["bot", "telegram", "external", "unsupported"]
+    url: str
+    payload: str | None = None
+    target: str = ""
+
+
+def classify_link(url: str, bot_username: str) -> Link:
+    """Telegram links (https://t.me/<name>?start=..., tg://resolve?domain=...) and others."""
+    text = url.strip()
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return Link("unsupported", text)
+    scheme = parts.scheme.lower()
+    query = parse_qs(parts.query)
+    if scheme == "tg":
+        if parts.netloc.lower() != "resolve":
+            return Link("unsupported", text)
+        name = (query.get("domain") or [""])[0]
+    elif scheme in ("http", "https") and (parts.hostname or "").lower() in _TELEGRAM_HOSTS:
+        name = parts.path.strip("/").split("/")[0]
+    elif scheme in ("http", "https") and parts.hostname:
+        return Link("external", text)
+    else:
+        return Link("unsupported", text)
+    if name.lower() != bot_username.lower() or "startgroup" in query:
+        return Link("telegram", text, target=name)
+    starts = query.get("start")
+    return Link("bot", text, payload=starts[0] if starts else None, target=name)

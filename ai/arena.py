@@ -1,0 +1,191 @@
+"""Arena: computer players against each other, with rotating seats and mirrored deals.
+
+    python -m ai.arena normal easy --games 2000 --jobs 2
+    durak-arena hard normal normal normal --rules classic --games 400
+
+The positional arguments are the levels at the table, one per seat (2 to 6). Every
+deal is played once per rotation of that line-up around the table (twice with seats
+swapped for two players), so every level gets every seat with the same cards and card
+luck cancels. Prints each level's durak rate among decided games with a 95% Wilson
+interval, the draws, and decision-time percentiles per level.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field, replace
+
+from ai import LEVELS, Budget, player
+from engine import Rules, apply, new_game, view, waiting_for
+
+MAX_ACTIONS = 5000
+"""A game still running after this many actions is abandoned (players can cycle)."""
+
+
+@dataclass
+class Tally:
+    games: int = 0
+    draws: int = 0
+    unfinished: int = 0
+    duraks: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    seats: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    times: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+
+    def merge(self, other: Tally) -> None:
+        self.games += other.games
+        self.draws += other.draws
+        self.unfinished += other.unfinished
+        for k, v in other.duraks.items():
+            self.duraks[k] += v
+        for k, v in other.seats.items():
+            self.seats[k] += v
+        for k, t in other.times.items():
+            self.times[k].extend(t)
+
+
+@dataclass(frozen=True)
+class Match:
+    levels: tuple[str, ...]
+    rules: Rules
+    seed: int
+    budget: Budget
+
+
+def play_game(match: Match, deal: int, rotation: int, tally: Tally) -> None:
+    """Play deal number ``deal`` with the line-up rotated by ``rotation`` seats."""
+    n = len(match.levels)
+    seats = [match.levels[(s - rotation) % n] for s in range(n)]
+    deal_seed = match.seed * 1_000_003 + deal
+    players = [
+        player(level, seed=deal_seed * 64 + rotation * 8 + s, budget=match.budget)
+        for s, level in enumerate(seats)
+    ]
+    state = new_game(match.rules, n, seed=deal_seed, dealer=deal % n)
+    clock = time.perf_counter
+    for _ in range(MAX_ACTIONS):
+        if state.over:
+            break
+        p = waiting_for(state)[0]
+        v = view(state, p)
+        t0 = clock()
+        action = players[p].choose(v)
+        tally.times[seats[p]].append(clock() - t0)
+        state = apply(state, p, action)
+    if not state.over:
+        tally.unfinished += 1  # the players went round in circles
+        return
+    tally.games += 1
+    for level in seats:
+        tally.seats[level] += 1
+    if state.durak is None:
+        tally.draws += 1
+    else:
+        tally.duraks[seats[state.durak]] += 1
+
+
+def _run(args: tuple[Match, list[int]]) -> Tally:
+    match, deals = args
+    tally = Tally()
+    for deal in deals:
+        for rotation in range(len(match.levels)):
+            play_game(match, deal, rotation, tally)
+    return tally
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    if n == 0:
+        return (0.0, 1.0)
+    p = k / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def percentile(sorted_values: list[float], q: float) -> float:
+    if not sorted_values:
+        return 0.0
+    i = min(len(sorted_values) - 1, max(0, math.ceil(q * len(sorted_values)) - 1))
+    return sorted_values[i]
+
+
+def report(match: Match, tally: Tally, preset: str, elapsed: float) -> str:
+    n = len(match.levels)
+    decided = tally.games - tally.draws
+    lines = [
+        f"rules={preset} players={n} line-up={' '.join(match.levels)} "
+        f"games={tally.games} ({tally.games // n} deals x {n} seatings) "
+        f"decided={decided} draws={tally.draws} ({tally.draws / max(1, tally.games):.1%}) "
+        f"unfinished={tally.unfinished} time={elapsed:.0f}s",
+        f"{'level':<8}{'seats':>6}{'duraks':>8}  {'durak rate':>10}  95% CI            fair share",
+    ]
+    for level in dict.fromkeys(match.levels):
+        k = tally.duraks[level]
+        lo, hi = wilson(k, decided)
+        share = match.levels.count(level) / n
+        lines.append(
+            f"{level:<8}{match.levels.count(level):>6}{k:>8}  {k / max(1, decided):>10.1%}"
+            f"  [{lo:.1%}, {hi:.1%}]  {share:.1%}"
+        )
+    lines.append(f"{'decision ms':<12}{'count':>8}{'p50':>9}{'p90':>9}{'p99':>9}{'max':>9}")
+    for level in dict.fromkeys(match.levels):
+        ts = sorted(tally.times[level])
+        ms = [1000 * percentile(ts, q) for q in (0.5, 0.9, 0.99, 1.0)]
+        lines.append(f"{level:<12}{len(ts):>8}" + "".join(f"{m:>9.3f}" for m in ms))
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="durak-arena", description=__doc__.split("\n")[0])
+    parser.add_argument("levels", nargs="+", choices=LEVELS, help="one level per seat (2-6)")
+    parser.add_argument("--games", type=int, default=200, help="games (rounded up to whole deals)")
+    parser.add_argument("--rules", default="classic", help="rules preset name")
+    parser.add_argument("--jobs", type=int, default=1, help="parallel processes")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--hard-playouts", type=int, default=None, help="Hard's playouts/decision")
+    parser.add_argument("--hard-late-stock", type=int, default=None)
+    parser.add_argument("--progress", action="store_true", help="report progress on stderr")
+    args = parser.parse_args(argv)
+    rules = Rules.preset(args.rules)
+    levels = tuple(args.levels)
+    rules.check_players(len(levels))
+    budget = Budget()
+    if args.hard_playouts is not None:
+        budget = replace(budget, playouts=args.hard_playouts)
+    if args.hard_late_stock is not None:
+        budget = replace(budget, late_stock=args.hard_late_stock)
+    match = Match(levels, rules, args.seed, budget)
+    n = len(levels)
+    deals = max(1, -(-args.games // n))
+    chunk = max(1, min(25, deals // (4 * max(1, args.jobs)) or 1))
+    tasks = [(match, list(range(i, min(deals, i + chunk)))) for i in range(0, deals, chunk)]
+    tally = Tally()
+    start = time.perf_counter()
+
+    def progress() -> None:
+        if args.progress:
+            done = tally.games + tally.unfinished
+            elapsed = time.perf_counter() - start
+            print(f"{done} games, {elapsed:.0f}s", file=sys.stderr, flush=True)
+
+    if args.jobs <= 1:
+        for task in tasks:
+            tally.merge(_run(task))
+            progress()
+    else:
+        with ProcessPoolExecutor(args.jobs) as pool:
+            for part in pool.map(_run, tasks):
+                tally.merge(part)
+                progress()
+    print(report(match, tally, args.rules, time.perf_counter() - start))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

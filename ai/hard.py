@@ -1,0 +1,182 @@
+"""The Hard computer player: card memory, sampled worlds, search, exact endgames.
+
+* Memory: the view's public record (discard pile, cards everyone knows each player
+  holds, including the face-up trump card and who drew it) plus ``Memory``'s
+  inferences (what a player who took probably lacks).
+* Worlds: the unseen cards are dealt at random to the other players' unknown slots
+  and the stock, consistently with all of that (``engine.worlds`` validates and builds
+  the hypothetical state; inferred "lacks" steer the deal but never contradict it).
+* Search: perfect-information Monte Carlo. Every candidate action is tried in the
+  same sampled worlds and each world is played out by the Normal heuristic; late in a
+  two-player game each world is solved exactly instead. Once the stock is empty in a
+  two-player game there is only one world, and the exact solver decides.
+
+Reproducibility: the work per decision is counted in playouts and solver nodes, and
+the random generator is seeded from (seed, step, player), so a decision depends only
+on the seed and the view. A wall-clock cap (``time_cap``) only stops a search that
+runs far past its normal time (a badly overloaded machine); then it decides with the
+worlds it has finished, which is the only case where a seeded result can change.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+
+from ai.levels import NormalPlayer, _check
+from ai.memory import Memory
+from ai.policy import NORMAL, Style, decide, playout, to_action
+from ai.sim import Sim
+from ai.solver import Solver, SolverBudget, moves
+from engine.actions import Action, Swap
+from engine.cards import Card
+from engine.view import PlayerView
+from engine.worlds import determinize, hidden_slots, unseen_cards
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """Work per decision. Defaults keep the median decision well under 200 ms."""
+
+    playouts: int = 600
+    """Playouts per decision (shared by the candidate actions), for 2 players;
+    scaled down with more players, whose playouts are longer."""
+    min_worlds: int = 12
+    max_worlds: int = 200
+    endgame_nodes: int = 40_000
+    """Node budget of the exact two-player endgame solver at the root."""
+    late_stock: int = 0
+    """Two players and at most this many stock cards: solve each world exactly."""
+    late_nodes: int = 2_000
+    """Node budget per world for those late solves (beyond it: a playout)."""
+    time_cap: float = 0.9
+    """Wall-clock safety cap in seconds (never reached under normal load)."""
+
+
+class HardPlayer:
+    level = "hard"
+
+    def __init__(self, seed: int = 0, budget: Budget | None = None, style: Style = NORMAL):
+        self.seed = seed
+        self.budget = budget or Budget()
+        self.style = style
+        self.memory = Memory()
+        self.normal = NormalPlayer(seed, style)
+        self.last_worlds = 0
+
+    def choose(self, view: PlayerView) -> Action:
+        _check(view)
+        self.memory.update(view)
+        legal = list(view.legal_actions)
+        for a in legal:
+            if isinstance(a, Swap):
+                return a  # the lowest trump for the face-up one: always a gain
+        if len(legal) == 1:
+            return legal[0]
+        rng = random.Random(f"{self.seed}:{view.step}:{view.player}:{len(view.history)}")
+        start = time.perf_counter()
+        if view.num_players == 2 and view.stock_count == 0:
+            action = self._solve_endgame(view, legal, rng, start)
+            if action is not None:
+                return action
+        return self._pimc(view, legal, rng, start)
+
+    # --- exact endgame -------------------------------------------------------------
+
+    def _world(self, view: PlayerView, rng: random.Random) -> Sim:
+        """One random world consistent with everything this player knows."""
+        cards = list(unseen_cards(view))
+        rng.shuffle(cards)
+        slots, stock_slots = hidden_slots(view)
+        lacks = self.memory.lacks
+        hands: dict[int, tuple[Card, ...]] = {}
+        # Players believed to lack some cards are dealt first, from the other cards.
+        order = sorted(slots, key=lambda p: (-(lacks[p] != 0) if lacks else 0, p))
+        for p in order:
+            need = slots[p]
+            lack = lacks[p] if lacks else 0
+            if lack:
+                pick = [c for c in cards if not lack >> c & 1][:need]
+                if len(pick) < need:
+                    pick += [c for c in cards if lack >> c & 1][: need - len(pick)]
+            else:
+                pick = cards[:need]
+            chosen = set(pick)
+            cards = [c for c in cards if c not in chosen]
+            hands[p] = (*view.known_cards[p], *pick)
+        assert len(cards) == stock_slots
+        stock = (*cards, view.trump_card) if view.trump_card_in_stock else ()
+        return Sim.from_state(determinize(view, hands, tuple(stock)))
+
+    def _solve_endgame(
+        self, view: PlayerView, legal: list[Action], rng: random.Random, start: float
+    ) -> Action | None:
+        sim = self._world(view, rng)  # the only world: every card is known
+        p = view.player
+        if sim.actor() != p:
+            return None
+        solver = Solver(self.budget.endgame_nodes, start + self.budget.time_cap * 0.6)
+        cands = moves(sim, p)
+        try:
+            values = solver.best_moves(sim, cands)
+        except SolverBudget:
+            return None
+        best = max(v for _, v in values)
+        good = [m for m, v in values if v == best]
+        preferred = decide(sim, p, self.style)
+        move = preferred if preferred in good else good[0]
+        action = to_action(move)
+        return action if action in legal else None
+
+    def _solve_world(self, world: Sim, me: int, legal: list[Action]) -> list[float] | None:
+        """Exact results of each action in one world, or None if it is too big."""
+        solver = Solver(self.budget.late_nodes)
+        out = []
+        try:
+            for action in legal:
+                sim = world.copy()
+                sim.apply(me, action)
+                v = solver.value(sim)
+                out.append((v if me == 0 else -v) * 0.5 + 0.5)
+        except SolverBudget:
+            return None
+        return out
+
+    # --- sampled worlds --------------------------------------------------------------
+
+    def _pimc(
+        self, view: PlayerView, legal: list[Action], rng: random.Random, start: float
+    ) -> Action:
+        budget = self.budget
+        me = view.player
+        n = view.num_players
+        total = budget.playouts * 2 // n
+        worlds = max(budget.min_worlds, min(budget.max_worlds, total // len(legal)))
+        if n == 2 and view.stock_count == 0:
+            worlds = 1  # every card is known: one world is the truth
+        late = n == 2 and view.stock_count <= budget.late_stock
+        score = [0.0] * len(legal)
+        done = 0
+        for _ in range(worlds):
+            world = self._world(view, rng)
+            results = self._solve_world(world, me, legal) if late else None
+            if results is None:
+                results = []
+                for action in legal:
+                    sim = world.copy()
+                    sim.apply(me, action)
+                    durak = playout(sim, self.style)
+                    results.append(0.5 if durak is None else float(durak != me))
+            for i, r in enumerate(results):
+                score[i] += r
+            done += 1
+            if time.perf_counter() - start > budget.time_cap:
+                break
+        self.last_worlds = done
+        fallback = self.normal.choose(view)
+        best = max(score)
+        # Ties go to the heuristic's choice, then to the engine's order.
+        if score[legal.index(fallback)] >= best - 1e-9:
+            return fallback
+        return legal[score.index(best)]

@@ -1,0 +1,289 @@
+"""Card-sense heuristics on bit masks, shared by the Normal player and Hard's playouts.
+
+Every function takes plain masks and numbers, so the same code decides for the
+Normal level (fed from a ``PlayerView``) and inside Hard's simulator (fed from a
+``Sim``). Card value: the rank, plus 13 for trumps (every trump outranks every plain
+card).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ai.sim import NONE, Sim
+from engine.actions import ATTACK_ONE, Action, attack_of
+from engine.actions import BEAT as BEAT_ACTION
+from engine.actions import PASS as PASS_ACTION
+from engine.actions import SWAP as SWAP_ACTION
+from engine.actions import TAKE as TAKE_ACTION
+from engine.actions import TRANSFER as TRANSFER_ACTION
+from engine.cards import BEATERS, CARD_RANK_MASK, CARDS, RANK_MASK, SUIT_MASK
+
+# VALUE[trump][card]
+VALUE: tuple[tuple[int, ...], ...] = tuple(
+    tuple(c % 13 + 2 + (13 if c // 13 == t else 0) for c in range(52)) for t in range(4)
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Style:
+    """Tunable thresholds of the heuristic."""
+
+    throw_max_rank: int = 13
+    """While the stock lasts, throw in plain cards up to this rank."""
+    throw_max_rank_late: int = 14
+    """...and up to this rank once the stock is nearly gone (``late_stock`` or less)."""
+    late_stock: int = 4
+    take_trumps: int = 2
+    """Take instead of beating when that needs this many trumps while the stock lasts."""
+    take_high_trump: int = 13
+    """...or a trump of this rank or higher while more than ``late_stock`` cards remain."""
+    throw_taking_rank: int = 10
+    """While the stock lasts, give a taking defender plain cards up to this rank."""
+    transfer: bool = True
+    multi_lead: bool = True
+    lead_unbeatable: bool = True
+    pair_gap: int = 2
+    """Lead a pair (or more) instead of the lowest single card when its rank is at most
+    this much higher."""
+    """Late in the game, lead a plain card the defender cannot beat when there is one."""
+
+
+NORMAL = Style()
+
+
+def lowest(mask: int, trump: int) -> int:
+    """The lowest-value card of ``mask`` (plain cards by rank first), or -1."""
+    if not mask:
+        return -1
+    plain = mask & ~SUIT_MASK[trump]
+    if plain:
+        for rank in range(2, 15):
+            m = plain & RANK_MASK[rank]
+            if m:
+                return (m & -m).bit_length() - 1
+    m = mask & SUIT_MASK[trump]
+    return (m & -m).bit_length() - 1
+
+
+def highest_plain_rank(mask: int, trump: int) -> int:
+    plain = mask & ~SUIT_MASK[trump]
+    for rank in range(14, 1, -1):
+        if plain & RANK_MASK[rank]:
+            return rank
+    return 0
+
+
+def cheapest_beater(hand: int, attack: int, trump: int) -> int:
+    """The cheapest card of ``hand`` that beats ``attack``: same suit first, then the
+    lowest trump; -1 when none."""
+    b = hand & BEATERS[trump][attack]
+    if not b:
+        return -1
+    plain = b & ~SUIT_MASK[trump]
+    if plain:
+        return (plain & -plain).bit_length() - 1
+    return (b & -b).bit_length() - 1
+
+
+def defence_plan(hand: int, unbeaten: list[int], trump: int) -> list[tuple[int, int]] | None:
+    """A cheap way to cover every unbeaten card (greedy: trumps first, then the
+    highest plain cards), or None when the greedy finds none."""
+    order = sorted(unbeaten, key=lambda c: -VALUE[trump][c])
+    plan: list[tuple[int, int]] = []
+    for a in order:
+        c = cheapest_beater(hand, a, trump)
+        if c < 0:
+            return None
+        hand &= ~(1 << c)
+        plan.append((a, c))
+    return plan
+
+
+def too_costly(plan: list[tuple[int, int]], trump: int, stock_left: int, style: Style) -> bool:
+    """Whether beating as ``plan`` says wastes too much strength this early."""
+    if stock_left == 0:
+        return False
+    trumps = [c for _, c in plan if c // 13 == trump]
+    if not trumps:
+        return False
+    if len(trumps) >= style.take_trumps and stock_left > style.late_stock:
+        return True
+    top = max(c % 13 + 2 for c in trumps)
+    # A high trump spent on a low plain card is a waste while many cards remain.
+    return top >= style.take_high_trump and stock_left > style.late_stock
+
+
+def lead_cards(
+    hand: int,
+    trump: int,
+    limit: int,
+    multi: bool,
+    stock_left: int,
+    style: Style,
+    prefer: int = 0,
+) -> list[int]:
+    """What to lead: the lowest plain rank (all its plain cards when several may be
+    led), else the lowest trump. Late in the game a plain card from ``prefer`` (cards
+    the defender cannot beat) goes first."""
+    c = -1
+    if prefer and style.lead_unbeatable and stock_left <= style.late_stock:
+        c = lowest(prefer & hand & ~SUIT_MASK[trump], trump)
+    if c < 0:
+        c = lowest(hand, trump)
+    if c // 13 == trump or not (multi and style.multi_lead) or limit < 2:
+        return [c]
+    if style.pair_gap and (hand & CARD_RANK_MASK[c] & ~SUIT_MASK[trump]).bit_count() < 2:
+        plain = hand & ~SUIT_MASK[trump]
+        for rank in range(c % 13 + 3, min(15, c % 13 + 3 + style.pair_gap)):
+            m = plain & RANK_MASK[rank]
+            if m.bit_count() >= 2:
+                c = (m & -m).bit_length() - 1
+                break
+    same = hand & CARD_RANK_MASK[c] & ~SUIT_MASK[trump]
+    cards: list[int] = []
+    while same and len(cards) < limit:
+        low = same & -same
+        cards.append(low.bit_length() - 1)
+        same ^= low
+    return cards
+
+
+def throw_in_card(
+    hand: int,
+    ranks: int,
+    trump: int,
+    stock_left: int,
+    style: Style,
+    prefer: int = 0,
+    taking: bool = False,
+) -> int:
+    """A card to throw in, or -1 to pass. ``prefer``: cards the defender seems unable
+    to beat (thrown first, even if high, as long as they are not trumps)."""
+    cand = hand & ranks
+    if not cand:
+        return -1
+    if stock_left == 0 and cand == hand:
+        return lowest(cand, trump)  # throwing everything in empties the hand
+    plain = cand & ~SUIT_MASK[trump]
+    good = plain & prefer
+    if good and stock_left <= style.late_stock:
+        return lowest(good, trump)
+    c = lowest(plain, trump)
+    if c < 0:
+        return -1
+    rank = c % 13 + 2
+    if stock_left == 0:
+        return c
+    if stock_left > style.late_stock:
+        cap = style.throw_taking_rank if taking else style.throw_max_rank
+    else:
+        cap = style.throw_max_rank_late
+    return c if rank <= cap else -1
+
+
+# Moves as small tuples: (kind, a, b); ``a``/``b`` are cards or -1, a multi-card lead
+# keeps its cards in ``LEAD_MULTI``'s second slot as a mask.
+SWAP, LEAD, LEAD_MULTI, BEAT, TAKE, PASS, THROW, TRANSFER = range(8)
+Move = tuple[int, int, int]
+
+
+def decide(sim: Sim, p: int, style: Style = NORMAL) -> Move:
+    """The heuristic move of ``p`` (the acting player) in ``sim``."""
+    trump = sim.trump
+    hand = sim.hands[p]
+    stock_left = len(sim.stock) - sim.sp
+    if stock_left and sim.swap_ok and hand >> sim.low & 1 and sim.trump_card != sim.low:
+        return (SWAP, sim.low, -1)
+    if not sim.attack:
+        cards = lead_cards(hand, trump, sim.limit, sim.multi, stock_left, style)
+        if len(cards) == 1:
+            return (LEAD, cards[0], -1)
+        mask = 0
+        for c in cards:
+            mask |= 1 << c
+        return (LEAD_MULTI, mask, -1)
+    if p == sim.defender and not sim.taking and NONE in sim.defense:
+        unbeaten = [a for a, d in zip(sim.attack, sim.defense, strict=True) if d == NONE]
+        plan = defence_plan(hand, unbeaten, trump)
+        if style.transfer and sim.transfer_ok:
+            same = hand & CARD_RANK_MASK[sim.attack[0]]
+            if same and (plan is None or any(c // 13 == trump for _, c in plan)):
+                plain = same & ~SUIT_MASK[trump]
+                pick = plain or (same if plan is None else 0)
+                if pick and sim.transfer_target() >= 0:
+                    return (TRANSFER, (pick & -pick).bit_length() - 1, -1)
+        if plan is None or too_costly(plan, trump, stock_left, style):
+            return (TAKE, -1, -1)
+        a, c = plan[0]
+        return (BEAT, a, c)
+    c = throw_in_card(hand, sim.ranks, trump, stock_left, style, 0, sim.taking)
+    return (PASS, -1, -1) if c < 0 else (THROW, c, -1)
+
+
+def do(sim: Sim, p: int, move: Move) -> None:
+    kind, a, b = move
+    if kind in (THROW, LEAD):
+        sim.do_attack1(p, a)
+    elif kind == BEAT:
+        sim.do_beat(p, a, b)
+    elif kind == PASS:
+        sim.do_pass(p)
+    elif kind == TAKE:
+        sim.do_take(p)
+    elif kind == LEAD_MULTI:
+        cards: list[int] = []
+        while a:
+            low = a & -a
+            cards.append(low.bit_length() - 1)
+            a ^= low
+        sim.do_attack(p, cards)
+    elif kind == TRANSFER:
+        sim.do_transfer(p, a)
+    else:
+        sim.do_swap(p)
+
+
+def to_action(move: Move) -> Action:
+    """The engine action for a move."""
+    kind, a, b = move
+    if kind in (LEAD, THROW):
+        return ATTACK_ONE[a]
+    if kind == LEAD_MULTI:
+        cards = []
+        while a:
+            low = a & -a
+            cards.append(CARDS[low.bit_length() - 1])
+            a ^= low
+        return attack_of(tuple(cards))
+    if kind == BEAT:
+        return BEAT_ACTION[a][b]
+    if kind == TAKE:
+        return TAKE_ACTION
+    if kind == PASS:
+        return PASS_ACTION
+    if kind == TRANSFER:
+        return TRANSFER_ACTION[a]
+    return SWAP_ACTION[a]
+
+
+def play_step(sim: Sim, p: int, style: Style = NORMAL) -> None:
+    """Make ``p`` (the acting player) play one heuristic move in ``sim``."""
+    do(sim, p, decide(sim, p, style))
+
+
+def playout(sim: Sim, style: Style = NORMAL, max_steps: int = 1500) -> int | None:
+    """Play ``sim`` to the end with the heuristic; the durak (None for a draw).
+
+    Heuristic players can cycle forever (everyone takes the same cards round and
+    round); after ``max_steps`` actions the player holding the most cards is taken
+    for the durak."""
+    for _ in range(max_steps):
+        if sim.over:
+            return sim.durak
+        p = sim.actor()
+        do(sim, p, decide(sim, p, style))
+    if sim.over:
+        return sim.durak
+    sizes = [(h.bit_count(), -p) for p, h in enumerate(sim.hands) if not sim.out_mask >> p & 1]
+    return -max(sizes)[1]

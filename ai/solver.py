@@ -1,0 +1,188 @@
+"""Exact two-player solver: alpha-beta over ``Sim`` with a transposition table.
+
+Once the stock is empty in a two-player game every card is known (the opponent holds
+exactly the cards the player cannot see), so the rest of the game is a perfect
+information game with three outcomes; this solver plays it exactly. It also solves
+one guessed world with cards left in the stock (Hard's late-game search).
+
+Values are from player 0's side: +1 player 1 is the durak, 0 a draw, -1 player 0 is.
+The search stops with ``SolverBudget`` after ``max_nodes`` nodes, so its cost (and so
+its answer) depends only on the position, never on the clock.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from itertools import combinations
+
+from ai.policy import (
+    BEAT,
+    LEAD,
+    LEAD_MULTI,
+    PASS,
+    SWAP,
+    TAKE,
+    THROW,
+    TRANSFER,
+    VALUE,
+    Move,
+    decide,
+    do,
+)
+from ai.sim import NONE, Sim
+from engine.cards import BEATERS, CARD_RANK_MASK, RANK_MASK
+
+
+class SolverBudget(Exception):
+    """The node budget ran out before the position was solved."""
+
+
+def _bits(mask: int) -> list[int]:
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def moves(sim: Sim, p: int) -> list[Move]:
+    """Every move of the acting player ``p`` (the engine's legal actions, swap included)."""
+    hand = sim.hands[p]
+    out: list[Move] = []
+    trump = sim.trump
+    if not sim.attack:
+        cards = _bits(hand)
+        cards.sort(key=lambda c: VALUE[trump][c])
+        out.extend((LEAD, c, -1) for c in cards)
+        if sim.multi and sim.limit >= 2:
+            for rank in range(2, 15):
+                same = _bits(hand & RANK_MASK[rank])
+                for size in range(2, min(len(same), sim.limit) + 1):
+                    for combo in combinations(same, size):
+                        mask = 0
+                        for c in combo:
+                            mask |= 1 << c
+                        out.append((LEAD_MULTI, mask, -1))
+    elif p == sim.defender and not sim.taking and NONE in sim.defense:
+        beaters = BEATERS[trump]
+        for a, d in zip(sim.attack, sim.defense, strict=True):
+            if d == NONE:
+                out.extend((BEAT, a, c) for c in _bits(hand & beaters[a]))
+        out.append((TAKE, -1, -1))
+        if sim.transfer_target() >= 0:
+            out.extend((TRANSFER, c, -1) for c in _bits(hand & CARD_RANK_MASK[sim.attack[0]]))
+    else:
+        out.extend((THROW, c, -1) for c in _bits(hand & sim.ranks))
+        out.append((PASS, -1, -1))
+    if sim.can_swap(p):
+        out.append((SWAP, sim.low, -1))
+    return out
+
+
+def _outcome(sim: Sim) -> int:
+    if sim.durak is None:
+        return 0
+    return 1 if sim.durak == 1 else -1
+
+
+class Solver:
+    """Alpha-beta with a transposition table, for two-player positions."""
+
+    def __init__(self, max_nodes: int, deadline: float = math.inf) -> None:
+        self.max_nodes = max_nodes
+        self.deadline = deadline
+        """``time.perf_counter()`` value past which the search gives up (a safety cap
+        for an overloaded machine; the node budget is what normally bounds it)."""
+        self.nodes = 0
+        self.table: dict[tuple[object, ...], tuple[int, int]] = {}
+
+    def value(self, sim: Sim) -> int:
+        """The exact value (for player 0) of ``sim``; ``SolverBudget`` if too big."""
+        return self._search(sim, -1, 1)
+
+    def best_moves(self, sim: Sim, candidates: list[Move]) -> list[tuple[Move, int]]:
+        """Exact values (for the acting player) of each candidate move."""
+        p = sim.actor()
+        sign = 1 if p == 0 else -1
+        out = []
+        for m in candidates:
+            child = sim.copy()
+            do(child, p, m)
+            out.append((m, sign * self._search(child, -1, 1)))
+        return out
+
+    def _key(self, s: Sim) -> tuple[object, ...]:
+        return (
+            s.hands[0],
+            s.hands[1],
+            tuple(s.attack),
+            tuple(s.defense),
+            s.attacker,
+            s.taking,
+            s.passed,
+            s.limit,
+            s.sp,
+            s.trump_card,
+            s.bout == 0,
+        )
+
+    def _search(self, sim: Sim, alpha: int, beta: int) -> int:
+        if sim.over:
+            return _outcome(sim)
+        self.nodes += 1
+        if self.nodes > self.max_nodes:
+            raise SolverBudget
+        if not self.nodes & 1023 and time.perf_counter() > self.deadline:
+            raise SolverBudget
+        key = self._key(sim)
+        entry = self.table.get(key)
+        if entry is not None:
+            lo, hi = entry
+            if lo == hi or lo >= beta:
+                return lo
+            if hi <= alpha:
+                return hi
+            alpha = max(alpha, lo)
+            beta = min(beta, hi)
+        a0, b0 = alpha, beta
+        p = sim.actor()
+        ms = moves(sim, p)
+        first = decide(sim, p)
+        if first in ms:
+            ms.remove(first)
+            ms.insert(0, first)
+        if p == 0:
+            best = -2
+            for m in ms:
+                child = sim.copy()
+                do(child, p, m)
+                v = self._search(child, alpha, beta)
+                if v > best:
+                    best = v
+                    if v > alpha:
+                        alpha = v
+                    if alpha >= beta:
+                        break
+        else:
+            best = 2
+            for m in ms:
+                child = sim.copy()
+                do(child, p, m)
+                v = self._search(child, alpha, beta)
+                if v < best:
+                    best = v
+                    if v < beta:
+                        beta = v
+                    if alpha >= beta:
+                        break
+        lo, hi = entry if entry is not None else (-1, 1)
+        if best <= a0:
+            hi = min(hi, best)
+        elif best >= b0:
+            lo = max(lo, best)
+        else:
+            lo = hi = best
+        self.table[key] = (lo, hi)
+        return best

@@ -1,0 +1,108 @@
+"""The search simulator and the endgame solver against the engine."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from ai.policy import decide, to_action
+from ai.sim import NONE, Sim
+from ai.solver import Solver, moves
+from engine import PRESETS, Rules, apply, legal_actions, new_game, waiting_for
+from engine.actions import Swap
+from engine.state import State
+
+
+def _same(sim: Sim, state: State) -> None:
+    assert sim.hands == list(state.hands)
+    assert sim.discard == state.discard
+    assert sim.stock[sim.sp :] == [int(c) for c in state.stock]
+    assert sim.trump_card == state.trump_card
+    assert sim.attack == [int(c) for c in state.attack]
+    assert sim.defense == [NONE if c is None else int(c) for c in state.defense]
+    assert sim.out == list(state.out)
+    assert (sim.over, sim.durak) == (state.over, state.durak)
+    if not state.over:
+        assert (sim.attacker, sim.defender, sim.leader, sim.limit) == (
+            state.attacker,
+            state.defender,
+            state.leader,
+            state.limit,
+        )
+        assert (sim.passed, sim.taking, sim.ranks, sim.bout) == (
+            state.passed,
+            state.taking,
+            state.ranks,
+            state.bout,
+        )
+        assert sim.waiting() == list(waiting_for(state))
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_sim_follows_the_engine_on_random_games(preset: str) -> None:
+    rules = Rules.preset(preset)
+    rng = random.Random(preset)
+    for n in range(2, rules.max_players + 1):
+        for _ in range(6):
+            state = new_game(rules, n, seed=rng.randrange(10**9), dealer=rng.randrange(n))
+            sim = Sim.from_state(state)
+            while not state.over:
+                waiting = waiting_for(state)
+                p = waiting[0] if rng.random() < 0.85 else rng.randrange(n)
+                actions = legal_actions(state, p)
+                if not actions:
+                    continue
+                action = rng.choice(actions)
+                if isinstance(action, Swap):
+                    assert sim.can_swap(p)
+                state = apply(state, p, action)
+                sim.apply(p, action)
+                _same(sim, state)
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_heuristic_and_solver_moves_are_the_engine_legal_actions(preset: str) -> None:
+    rules = Rules.preset(preset)
+    rng = random.Random(preset + "moves")
+    for n in range(2, rules.max_players + 1):
+        for _ in range(4):
+            state = new_game(rules, n, seed=rng.randrange(10**9))
+            while not state.over:
+                p = waiting_for(state)[0]
+                sim = Sim.from_state(state)
+                legal = legal_actions(state, p)
+                assert {to_action(m) for m in moves(sim, p)} == set(legal)
+                action = to_action(decide(sim, p))
+                assert action in legal
+                state = apply(state, p, action if rng.random() < 0.7 else rng.choice(legal))
+
+
+def _brute(state: State) -> int:
+    """Plain minimax over the engine (no pruning, no table): +1 when seat 1 is durak."""
+    if state.over:
+        return 0 if state.durak is None else (1 if state.durak == 1 else -1)
+    p = waiting_for(state)[0]
+    values = [_brute(apply(state, p, a)) for a in legal_actions(state, p)]
+    return max(values) if p == 0 else min(values)
+
+
+@pytest.mark.parametrize("preset", ["classic", "perevodnoy", "strict", "short"])
+def test_endgame_solver_agrees_with_brute_force(preset: str) -> None:
+    rules = Rules.preset(preset)
+    rng = random.Random(preset + "solver")
+    checked = 0
+    while checked < 15:
+        state = new_game(rules, 2, seed=rng.randrange(10**9))
+        while not state.over:
+            cards = sum(h.bit_count() for h in state.hands)
+            if not state.stock and not state.attack and cards <= 7:
+                break
+            p = waiting_for(state)[0]
+            legal = legal_actions(state, p)
+            heuristic = to_action(decide(Sim.from_state(state), p))
+            state = apply(state, p, heuristic if rng.random() < 0.7 else rng.choice(legal))
+        if state.over:
+            continue
+        assert Solver(10**6).value(Sim.from_state(state)) == _brute(state)
+        checked += 1

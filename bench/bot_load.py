@@ -1,0 +1,255 @@
+"""Load benchmark of the bot: K groups playing at once against the Bot API emulator.
+
+The bot runs as its real entry point (``python -m bot``) in a child process, with a
+real redis-server and the emulator's Telegram flood limits switched on; this process
+runs the emulator and the simulated players. Two humans per group (no computer
+seats, so AI thinking is excluded). Each player waits a human-like moment, then
+presses a button that is legal for the current state.
+
+    .venv/bin/python bench/bot_load.py --groups 200 --seconds 60
+
+Reports: handled updates per second, p50/p99 time from a tap to the bot's answer,
+Bot API calls per game move, and 429s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import random
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+
+from sandbox.emulator import BotApiEmulator, RateLimits
+
+TOKEN = "7770001:bench-token"
+BOT_USERNAME = "durak_bench_bot"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Results:
+    latencies: list[float] = field(default_factory=list)
+    moves: int = 0
+    stale: int = 0
+    games_done: int = 0
+    unanswered: int = 0
+
+
+def hand_buttons(emu: BotApiEmulator, user: int) -> list[tuple[int, int, str]]:
+    """Move buttons in the user's private chat (read in place: no copies, it runs often)."""
+    found: list[tuple[int, int, str]] = []
+    chat = emu.chat(user)
+    if chat is None:
+        return found
+    for message in chat.messages.values():
+        if message.deleted:
+            continue
+        for row in message.inline_keyboard:
+            for button in row:
+                data = button.get("callback_data")
+                if isinstance(data, str) and data.startswith("h:"):
+                    found.append((int(data.split(":")[3]), message.message_id, data))
+    return found
+
+
+PREFERENCE = "pBatb"
+
+
+async def player_pair(
+    emu: BotApiEmulator,
+    group: int,
+    users: tuple[int, int],
+    results: Results,
+    stop_at: float,
+    rng: random.Random,
+    think: tuple[float, float],
+) -> None:
+    last_step = -1
+    while time.monotonic() < stop_at:
+
+        def ready(last_step: int = last_step) -> tuple[int, int, int, str] | None:
+            best = None
+            for user in users:
+                for step, mid, data in hand_buttons(emu, user):
+                    op = data.split(":")[4][0]
+                    if step < last_step or op not in PREFERENCE:
+                        continue
+                    key = (-step, PREFERENCE.index(op))
+                    if best is None or key < best[0]:
+                        best = (key, user, mid, data, step)
+            if best is None:
+                return None
+            return best[1], best[2], best[4], best[3]
+
+        try:
+            user, mid, step, data = await emu.wait_for(ready, max(0.1, stop_at - time.monotonic()))
+        except TimeoutError:
+            return
+        chat = emu.chat(group)
+        if chat is not None and any("Game over" in m.text for m in chat.messages.values()):
+            results.games_done += 1
+            return
+        await asyncio.sleep(rng.uniform(*think))
+        started = time.monotonic()
+        try:
+            handle = await emu.user_presses(user, user, mid, data=data)
+        except Exception:
+            continue  # the message changed under us (deleted / edited): look again
+        try:
+            answer = await handle.answer(timeout=60)
+        except TimeoutError:
+            results.unanswered += 1
+            continue
+        results.latencies.append(time.monotonic() - started)
+        if answer.text:
+            results.stale += 1
+        elif data.split(":")[4][0] != "b":
+            results.moves += 1
+        last_step = step + (0 if data.split(":")[4][0] == "b" else 1)
+
+
+async def set_up(emu: BotApiEmulator, groups: int) -> list[tuple[int, tuple[int, int]]]:
+    tables = []
+    for g in range(groups):
+        chat, a, b = -1_000_000 - g, 10_000 + 2 * g, 10_001 + 2 * g
+        emu.add_user(a, f"A{g}")
+        emu.add_user(b, f"B{g}")
+        emu.add_group(chat, f"Bench {g}", members=[a, b], creator=a)
+        # Writing to the bot opens the private chat (the bot answers nothing).
+        await emu.user_sends(a, a, "hello")
+        await emu.user_sends(b, b, "hello")
+        tables.append((chat, (a, b)))
+    for chat, (a, _) in tables:
+        await emu.user_sends(a, chat, "/newgame")
+    for chat, (_, b) in tables:
+
+        def lobby_of(chat: int = chat) -> int | None:
+            return next((m.message_id for m in emu.messages(chat) if m.from_bot), None)
+
+        lobby_id = await emu.wait_for(lobby_of, 120)
+        await (await emu.user_presses(b, chat, lobby_id, text="Join")).answer()
+    for chat, (a, _) in tables:
+
+        def joined(chat: int = chat) -> int | None:
+            for m in emu.messages(chat):
+                if m.from_bot and "2. B" in m.text:
+                    return m.message_id
+            return None
+
+        mid = await emu.wait_for(joined, 120)
+        await (await emu.user_presses(a, chat, mid, text="Start")).answer()
+    return tables
+
+
+async def run(args: argparse.Namespace) -> None:
+    redis_bin = shutil.which("redis-server")
+    if redis_bin is None:
+        sys.exit("redis-server is required")
+    port = free_port()
+    redis = subprocess.Popen(
+        [redis_bin, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+    )
+    emu = BotApiEmulator(rate_limits=RateLimits())
+    await emu.start()
+    emu.add_bot(TOKEN, username=BOT_USERNAME)
+    env = {
+        **os.environ,
+        "TELEGRAM_BOT_TOKEN": TOKEN,
+        "TELEGRAM_API_URL": emu.url,
+        "REDIS_URL": f"redis://127.0.0.1:{port}/0",
+        "TURN_TIMEOUT": "600",
+        "LOG_LEVEL": "INFO",
+    }
+    profile = ["-m", "cProfile", "-o", args.profile] if args.profile else []
+    bot_log = open(args.bot_log, "w")  # noqa: SIM115 - closed in finally
+    bot = subprocess.Popen(
+        [sys.executable, *profile, "-m", "bot"], env=env, stdout=bot_log, stderr=bot_log
+    )
+    try:
+        t0 = time.monotonic()
+        tables = await set_up(emu, args.groups)
+        print(f"set up {len(tables)} groups in {time.monotonic() - t0:.1f}s", flush=True)
+        # Let the deal's messages go out before measuring.
+        await emu.wait_for(
+            lambda: all(hand_buttons(emu, a) or hand_buttons(emu, b) for _, (a, b) in tables), 300
+        )
+        emu.reset_stats()
+        results = Results()
+        rng = random.Random(1)
+        stop_at = time.monotonic() + args.seconds
+        start = time.monotonic()
+        await asyncio.gather(
+            *(
+                player_pair(
+                    emu, chat, users, results, stop_at, rng, (args.think_min, args.think_max)
+                )
+                for chat, users in tables
+            )
+        )
+        elapsed = time.monotonic() - start
+        stats = emu.stats
+        lat = sorted(results.latencies)
+        calls = stats.total - stats.calls.get("getUpdates", 0)
+        p50 = statistics.median(lat) * 1000 if lat else float("nan")
+        p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000 if lat else float("nan")
+        print(f"groups: {args.groups}, measured {elapsed:.1f}s")
+        print(
+            f"updates handled: {len(lat)} ({len(lat) / elapsed:.1f}/s); moves: "
+            f"{results.moves}; stale taps: {results.stale}; games finished: "
+            f"{results.games_done}"
+        )
+        print(f"tap -> answer: p50 {p50:.1f} ms, p99 {p99:.1f} ms")
+        print(
+            f"Bot API calls (without getUpdates): {calls}; per move: "
+            f"{calls / max(1, results.moves):.2f}; by method: "
+            f"{dict(sorted((k, v) for k, v in stats.calls.items() if k != 'getUpdates'))}"
+        )
+        import resource
+
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        print(f"bench process (emulator + players) CPU: {usage.ru_utime + usage.ru_stime:.1f}s")
+        print(f"429 responses: {stats.too_many_requests}; unanswered taps: {results.unanswered}")
+    finally:
+        bot.send_signal(signal.SIGINT)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            await asyncio.to_thread(bot.wait, 15)  # the emulator keeps serving meanwhile
+        if bot.poll() is None:
+            bot.kill()
+        await emu.stop()
+        redis.terminate()
+        redis.wait(5)
+        bot_log.close()
+        with open(args.bot_log) as log:
+            for line in log:
+                if "tap handler to answer" in line:
+                    print("bot side:", line.split(": ", 1)[-1].strip())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--groups", type=int, default=200)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--think-min", type=float, default=1.0)
+    parser.add_argument("--think-max", type=float, default=3.0)
+    parser.add_argument("--bot-log", default="/tmp/durak_bench_bot.log")
+    parser.add_argument("--profile", help="write a cProfile of the bot process here")
+    asyncio.run(run(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()

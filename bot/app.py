@@ -1,0 +1,115 @@
+"""Wiring: build the PTB ``Application`` with storage, games, outbox and scheduler."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from redis.asyncio import Redis
+from telegram import BotCommand, BotCommandScopeAllGroupChats, BotCommandScopeAllPrivateChats
+from telegram.error import TelegramError
+from telegram.ext import Application, ApplicationBuilder
+
+from bot.ai_runner import AiRunner
+from bot.config import Settings
+from bot.handlers import HANDLERS_KEY, Handlers
+from bot.outbox import Outbox
+from bot.service import Games, Timing
+from bot.storage import Storage
+from locales import SUPPORTED, translator
+
+log = logging.getLogger(__name__)
+
+GROUP_COMMANDS = ("newgame", "rules", "stats", "language", "help")
+PRIVATE_COMMANDS = ("start", "stats", "rules", "language", "help")
+GAMES_KEY = "durak.games"
+
+
+def build_application(
+    settings: Settings,
+    redis: Redis,
+    *,
+    clock: Callable[[], float] = time.time,
+    ai_processes: int = 1,
+    set_commands: bool = True,
+) -> Application[Any, Any, Any, Any, Any, Any]:
+    """The bot, ready for ``run_polling``/``run_webhook`` (or ``start_bot`` in tests)."""
+    storage = Storage(redis, finished_ttl=settings.finished_ttl, idle_ttl=settings.idle_ttl)
+    timing = Timing(settings.turn_timeout, settings.ai_delay, settings.notify_quiet)
+    games = Games(storage, timing, AiRunner(ai_processes), clock=clock)
+
+    async def post_init(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+        await start_services(app, set_commands=set_commands)
+
+    async def post_stop(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+        await stop_services(app)
+
+    app = (
+        ApplicationBuilder()
+        .token(settings.telegram_bot_token.get_secret_value())
+        .base_url(f"{settings.telegram_api_url.rstrip('/')}/bot")
+        .base_file_url(f"{settings.telegram_api_url.rstrip('/')}/file/bot")
+        .concurrent_updates(256)
+        .post_init(post_init)
+        .post_stop(post_stop)
+        .build()
+    )
+    app.bot_data[GAMES_KEY] = games
+    games.outbox = Outbox(
+        app.bot,
+        storage,
+        render_group=games.render_group,
+        render_hand=games.render_hand,
+        group_interval=settings.group_edit_interval,
+        group_max_per_minute=settings.group_max_per_minute,
+        calm_delay=settings.calm_delay,
+        private_interval=settings.private_interval,
+        global_rate=settings.global_rate,
+    )
+    Handlers(games).install(app)
+    return app
+
+
+def games_of(app: Application[Any, Any, Any, Any, Any, Any]) -> Games:
+    games = app.bot_data[GAMES_KEY]
+    assert isinstance(games, Games)
+    return games
+
+
+async def start_services(
+    app: Application[Any, Any, Any, Any, Any, Any], *, set_commands: bool = True
+) -> None:
+    """After ``initialize``: learn our username, set the menus, resume running games."""
+    games = games_of(app)
+    games.bot_username = app.bot.username
+    if set_commands:
+        await publish_commands(app)
+    games.scheduler.start()
+    await games.resume()
+
+
+async def stop_services(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    games = games_of(app)
+    handlers = app.bot_data.get(HANDLERS_KEY)
+    if isinstance(handlers, Handlers):
+        log.info("%s", handlers.latency_summary())
+    await games.scheduler.stop()
+    await games.box.close()
+    games.ai.close()
+
+
+async def publish_commands(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    """The command menu for groups and private chats, in every language."""
+    for lang in ("", *SUPPORTED):
+        tr = translator(lang or "en")
+        for scope, names in (
+            (BotCommandScopeAllGroupChats(), GROUP_COMMANDS),
+            (BotCommandScopeAllPrivateChats(), PRIVATE_COMMANDS),
+        ):
+            commands = [BotCommand(name, tr.t(f"command.{name}")) for name in names]
+            try:
+                await app.bot.set_my_commands(commands, scope=scope, language_code=lang or None)
+            except TelegramError as err:
+                log.warning("setMyCommands failed (%s, %s): %s", lang, scope.type, err)

@@ -1,0 +1,167 @@
+"""The one callback-data codec. Every button's data is made and read here.
+
+Group buttons: ``g:<game>:<op>``; language picker: ``l:<lang>``; hand buttons in a
+private chat: ``h:<chat>:<game>:<step>:<op><cards>``. A card is one character (its
+index into a 52-letter alphabet), so the data always fits Telegram's 64 bytes.
+Decoding is strict: anything not produced by ``encode_*`` raises ``CallbackError``.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from engine import Action, Attack, Beat, Card, Pass, Swap, Take, Transfer
+
+MAX_BYTES: Final = 64
+ALPHABET: Final = string.ascii_lowercase + string.ascii_uppercase
+GAME_ID_RE: Final = re.compile(r"[a-z0-9]{6}")
+
+GroupOp = Literal[
+    "join", "leave", "ai_easy", "ai_normal", "ai_hard", "start", "cancel",
+    "deck", "throw_in", "transfer", "series", "new", "remove_ai",
+]  # fmt: skip
+_GROUP_CODES: Final[dict[str, GroupOp]] = {
+    "j": "join", "l": "leave", "e": "ai_easy", "n": "ai_normal", "h": "ai_hard",
+    "s": "start", "x": "cancel", "d": "deck", "t": "throw_in", "v": "transfer",
+    "r": "series", "N": "new", "R": "remove_ai",
+}  # fmt: skip
+_GROUP_OPS: Final = {op: code for code, op in _GROUP_CODES.items()}
+
+HandOp = Literal["move", "pick", "back", "leave", "leave_yes"]
+
+_GROUP_RE: Final = re.compile(r"g:([a-z0-9]{6}):([A-Za-z])")
+_LANG_RE: Final = re.compile(r"l:([a-z]{2})")
+_HAND_RE: Final = re.compile(r"h:(-?\d{1,20}):([a-z0-9]{6}):(\d{1,7}):([a-zA-Z])([a-zA-Z]{0,6})")
+
+
+class CallbackError(ValueError):
+    """Data no button of ours carries (forged, truncated or from an old version)."""
+
+
+@dataclass(frozen=True)
+class GroupButton:
+    game_id: str
+    op: GroupOp
+
+
+@dataclass(frozen=True)
+class LanguageButton:
+    lang: str
+
+
+@dataclass(frozen=True)
+class HandButton:
+    chat_id: int
+    game_id: str
+    step: int
+    op: HandOp
+    action: Action | None = None
+    """For ``move``: the action; for ``pick``: ``Beat``-to-be as ``Attack((card,))``."""
+    card: Card | None = None
+    """For ``pick``: the chosen card, whose target is asked next."""
+
+
+Button = GroupButton | LanguageButton | HandButton
+
+
+def _c(card: int) -> str:
+    return ALPHABET[card]
+
+
+def _card(char: str) -> Card:
+    return Card(ALPHABET.index(char))
+
+
+def _checked(data: str) -> str:
+    if len(data.encode()) > MAX_BYTES:
+        raise ValueError(f"callback data over {MAX_BYTES} bytes: {data!r}")
+    return data
+
+
+def encode_group(game_id: str, op: GroupOp) -> str:
+    return _checked(f"g:{game_id}:{_GROUP_OPS[op]}")
+
+
+def encode_language(lang: str) -> str:
+    return _checked(f"l:{lang}")
+
+
+def _hand(chat_id: int, game_id: str, step: int, body: str) -> str:
+    return _checked(f"h:{chat_id}:{game_id}:{step}:{body}")
+
+
+def encode_move(chat_id: int, game_id: str, step: int, action: Action) -> str:
+    if isinstance(action, Attack):
+        code = "a" + "".join(_c(c) for c in action.cards)
+    elif isinstance(action, Beat):
+        code = "B" + _c(action.attack) + _c(action.card)
+    elif isinstance(action, Take):
+        code = "t"
+    elif isinstance(action, Pass):
+        code = "p"
+    elif isinstance(action, Transfer):
+        code = "r" + _c(action.card)
+    else:
+        code = "s" + _c(action.card)
+    return _hand(chat_id, game_id, step, code)
+
+
+def encode_pick(chat_id: int, game_id: str, step: int, card: Card) -> str:
+    return _hand(chat_id, game_id, step, "b" + _c(card))
+
+
+def encode_hand_op(
+    chat_id: int, game_id: str, step: int, op: Literal["back", "leave", "leave_yes"]
+) -> str:
+    return _hand(chat_id, game_id, step, {"back": "k", "leave": "q", "leave_yes": "Q"}[op])
+
+
+def decode(data: str) -> Button:
+    """Read callback data strictly; ``CallbackError`` for anything we did not make."""
+    if len(data.encode()) > MAX_BYTES:
+        raise CallbackError("too long")
+    if m := _GROUP_RE.fullmatch(data):
+        op = _GROUP_CODES.get(m[2])
+        if op is None:
+            raise CallbackError("unknown group op")
+        return GroupButton(m[1], op)
+    if m := _LANG_RE.fullmatch(data):
+        return LanguageButton(m[1])
+    if m := _HAND_RE.fullmatch(data):
+        return _decode_hand(int(m[1]), m[2], int(m[3]), m[4], m[5])
+    raise CallbackError("unknown button")
+
+
+def _decode_hand(chat_id: int, game_id: str, step: int, code: str, args: str) -> HandButton:
+    cards = tuple(_card(ch) for ch in args)
+    if len(set(cards)) != len(cards):
+        raise CallbackError("a card twice")
+
+    def move(action: Action) -> HandButton:
+        return HandButton(chat_id, game_id, step, "move", action)
+
+    arity = {"a": None, "B": 2, "r": 1, "s": 1, "b": 1, "t": 0, "p": 0, "k": 0, "q": 0, "Q": 0}
+    if code not in arity:
+        raise CallbackError("unknown hand op")
+    want = arity[code]
+    if (want is None and not 1 <= len(cards) <= 6) or (want is not None and len(cards) != want):
+        raise CallbackError("wrong number of cards")
+    if code == "a":
+        return move(Attack(cards))
+    if code == "B":
+        return move(Beat(cards[0], cards[1]))
+    if code == "r":
+        return move(Transfer(cards[0]))
+    if code == "s":
+        return move(Swap(cards[0]))
+    if code == "t":
+        return move(Take())
+    if code == "p":
+        return move(Pass())
+    if code == "b":
+        return HandButton(chat_id, game_id, step, "pick", card=cards[0])
+    ops: dict[str, HandOp] = {"k": "back", "q": "leave", "Q": "leave_yes"}
+    return HandButton(chat_id, game_id, step, ops[code])

@@ -1,0 +1,367 @@
+"""Thin Telegram handlers: answer, decode, load, apply, save, render, send.
+
+Each handler turns an update into one call on ``Games`` (or a reply) and answers
+the callback query with a short toast when the tap changed nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import string
+import time
+from collections import deque
+from typing import Any
+
+from telegram import CallbackQuery, Chat, Update, User
+from telegram.constants import ChatMemberStatus, ChatType
+from telegram.error import TelegramError
+from telegram.ext import (
+    Application,
+    CallbackQueryHandler,
+    CommandHandler,
+    ContextTypes,
+    MessageHandler,
+    filters,
+)
+
+from bot import callbacks, flow, render
+from bot.callbacks import CallbackError, GroupButton, HandButton, LanguageButton
+from bot.flow import Effects, FlowError, Person
+from bot.records import AiLevel, Table
+from bot.render import Rendered
+from bot.service import Games
+from bot.storage import Storage
+from engine import Beat, Rules, legal_actions
+from locales import SUPPORTED, Translator, how_to_play, language_name, negotiate, rules_text
+from locales import translator as get_translator
+
+log = logging.getLogger(__name__)
+ADMIN_CACHE_SECONDS = 60.0
+HANDLERS_KEY = "durak.handlers"
+_ID_CHARS = string.ascii_lowercase + string.digits
+
+
+def new_game_id() -> str:
+    return "".join(secrets.choice(_ID_CHARS) for _ in range(6))
+
+
+def person(user: User, lang: str) -> Person:
+    return Person(user.id, user.full_name or user.first_name or str(user.id), lang)
+
+
+class Handlers:
+    def __init__(self, games: Games) -> None:
+        self.games = games
+        self.admins: dict[tuple[int, int], tuple[float, bool]] = {}
+        self.answer_times: deque[float] = deque(maxlen=100_000)
+        """Seconds from a tap reaching its handler to its answer (for the logs)."""
+
+    def install(self, app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+        app.bot_data[HANDLERS_KEY] = self
+        app.add_handler(CommandHandler("start", self.start))
+        app.add_handler(CommandHandler("newgame", self.new_game))
+        app.add_handler(CommandHandler("help", self.help))
+        app.add_handler(CommandHandler("stats", self.stats))
+        app.add_handler(CommandHandler("rules", self.rules))
+        app.add_handler(CommandHandler("language", self.language))
+        app.add_handler(CallbackQueryHandler(self.button))
+        app.add_handler(MessageHandler(filters.ChatType.PRIVATE & ~filters.COMMAND, self.private))
+        app.add_error_handler(self.error)
+
+    async def error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+        log.warning("update failed: %s", context.error, exc_info=context.error)
+
+    # --- helpers ----------------------------------------------------------------------------
+
+    @property
+    def storage(self) -> Storage:
+        return self.games.storage
+
+    async def chat_tr(self, chat: Chat, user: User | None) -> Translator:
+        """The group's language (set from the first caller), or the user's in private."""
+        user_lang = negotiate(user.language_code if user else None)
+        if chat.type == ChatType.PRIVATE:
+            record = await self.storage.user(chat.id)
+            return get_translator(negotiate(record.lang) if record.lang else user_lang)
+        return get_translator(await self.storage.init_chat_lang(chat.id, user_lang))
+
+    async def is_admin(self, chat_id: int, user_id: int, bot: Any) -> bool:
+        cached = self.admins.get((chat_id, user_id))
+        now = time.monotonic()
+        if cached is not None and now - cached[0] < ADMIN_CACHE_SECONDS:
+            return cached[1]
+        try:
+            member = await bot.get_chat_member(chat_id, user_id)
+            admin = member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
+        except TelegramError:
+            admin = False
+        self.admins[(chat_id, user_id)] = (now, admin)
+        return admin
+
+    async def mark_dm_open(self, user: User) -> None:
+        record = await self.storage.user(user.id)
+        if not record.dm_open or record.name != user.full_name:
+            record.dm_open = True
+            record.name = user.full_name
+            await self.storage.save_user(user.id, record)
+
+    def say(self, chat_id: int, text: str, reply_to: int | None = None) -> None:
+        self.games.box.say(chat_id, Rendered(text), reply_to=reply_to)
+
+    # --- commands ---------------------------------------------------------------------------
+
+    async def start(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        chat, user, message = update.effective_chat, update.effective_user, update.message
+        if chat is None or user is None or message is None:
+            return
+        tr = await self.chat_tr(chat, user)
+        if chat.type != ChatType.PRIVATE:
+            self.say(chat.id, tr.t("start.group"))
+            return
+        await self.mark_dm_open(user)
+        payload = context.args[0] if context.args else ""
+        if payload.startswith("g") and payload[1:].lstrip("-").isdigit():
+            table = await self.storage.load_table(int(payload[1:]))
+            if table is not None:
+                self.say(chat.id, tr.t("start.linked", group=table.chat_title))
+                self.games.box.refresh(table)
+                return
+        self.say(chat.id, tr.t("start.private"))
+
+    async def new_game(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        chat, user = update.effective_chat, update.effective_user
+        if chat is None or user is None:
+            return
+        tr = await self.chat_tr(chat, user)
+        if chat.type == ChatType.PRIVATE:
+            self.say(chat.id, tr.t("newgame.private"))
+            return
+        creator = person(user, negotiate(user.language_code))
+        title = chat.title or ""
+
+        def create(table: Table | None) -> tuple[Table | None, Effects]:
+            if table is not None and table.phase in ("lobby", "playing"):
+                key = "newgame.lobby_open" if table.phase == "lobby" else "newgame.running"
+                raise FlowError(key, reply_to=table.lobby_message_id or table.table_message_id)
+            rules = table.rules if table is not None else Rules()
+            return flow.new_lobby(chat.id, title, creator, new_game_id(), rules), Effects()
+
+        try:
+            await self.games.change(chat.id, create)
+        except FlowError as err:
+            reply_to = err.kwargs.get("reply_to")
+            self.say(chat.id, tr.t(err.key), reply_to=reply_to)
+
+    async def help(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        chat, user = update.effective_chat, update.effective_user
+        if chat is None:
+            return
+        tr = await self.chat_tr(chat, user)
+        self.say(chat.id, tr.t("help.text") + "\n\n" + how_to_play(tr.lang))
+
+    async def stats(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        chat, user = update.effective_chat, update.effective_user
+        if chat is None or user is None:
+            return
+        tr = await self.chat_tr(chat, user)
+        if chat.type == ChatType.PRIVATE:
+            content = render.user_stats(await self.storage.user_stats(user.id), tr)
+        else:
+            content = render.group_stats(await self.storage.chat_stats(chat.id), tr)
+        self.games.box.say(chat.id, content)
+
+    async def rules(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        chat, user = update.effective_chat, update.effective_user
+        if chat is None or user is None:
+            return
+        tr = await self.chat_tr(chat, user)
+        table = None if chat.type == ChatType.PRIVATE else await self.storage.load_table(chat.id)
+        rules = table.rules if table is not None else Rules()
+        texts = rules_text(rules, tr.lang, turn_timeout=int(self.games.timing.turn_timeout))
+        target = chat.id
+        if chat.type != ChatType.PRIVATE and (await self.storage.user(user.id)).dm_open:
+            target = user.id
+            self.say(chat.id, tr.t("rules.sent_dm", name=user.full_name))
+        for text in texts:
+            self.say(target, text)
+
+    async def language(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        chat, user = update.effective_chat, update.effective_user
+        if chat is None:
+            return
+        tr = await self.chat_tr(chat, user)
+        names = [language_name(lang) for lang in SUPPORTED]
+        self.games.box.say(chat.id, render.language_picker(tr, SUPPORTED, names))
+
+    async def private(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        if update.effective_user is not None:
+            await self.mark_dm_open(update.effective_user)
+
+    # --- buttons ----------------------------------------------------------------------------
+
+    async def button(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        query = update.callback_query
+        if query is None:
+            return
+        started = time.monotonic()
+        try:
+            await self.handle_button(query, context)
+        finally:
+            self.answer_times.append(time.monotonic() - started)
+
+    def latency_summary(self) -> str:
+        times = sorted(self.answer_times)
+        if not times:
+            return "no taps handled"
+        p50 = times[len(times) // 2] * 1000
+        p99 = times[min(len(times) - 1, len(times) * 99 // 100)] * 1000
+        return f"{len(times)} taps, tap handler to answer p50 {p50:.1f} ms, p99 {p99:.1f} ms"
+
+    async def handle_button(self, query: CallbackQuery, context: ContextTypes.DEFAULT_TYPE) -> None:
+        tr = get_translator(negotiate(query.from_user.language_code))
+        try:
+            decoded = callbacks.decode(query.data or "")
+        except CallbackError:
+            await self.answer(query, tr.t("toast.invalid"))
+            return
+        try:
+            if isinstance(decoded, GroupButton):
+                toast = await self.group_button(query, decoded, context)
+            elif isinstance(decoded, HandButton):
+                toast = await self.hand_button(query, decoded)
+            else:
+                toast = await self.language_button(query, decoded, context)
+        except FlowError as err:
+            await self.answer(query, tr.t(err.key, **err.kwargs))
+            return
+        await self.answer(query, tr.t(toast) if toast else None)
+
+    @staticmethod
+    async def answer(query: CallbackQuery, text: str | None) -> None:
+        """Answer the tap; the change is already stored, so a failed answer only costs
+        the spinner (Telegram times it out)."""
+        try:
+            await query.answer(text)
+        except TelegramError as err:
+            log.info("could not answer a callback query: %s", err)
+
+    async def group_button(
+        self, query: CallbackQuery, button: GroupButton, context: ContextTypes.DEFAULT_TYPE
+    ) -> str | None:
+        message = query.message
+        if message is None:
+            raise FlowError("toast.stale")
+        chat_id = message.chat.id
+        user = query.from_user
+        gid, op = button.game_id, button.op
+        lang = negotiate(user.language_code)
+        if op in ("start", "cancel", "deck", "throw_in", "transfer", "series", "remove_ai"):
+            table = await self.storage.load_table(chat_id)
+            if table is None or table.game_id != gid or table.phase != "lobby":
+                raise FlowError("toast.stale")
+            if not flow.may_manage(table, user.id, False) and not await self.is_admin(
+                chat_id, user.id, context.bot
+            ):
+                raise FlowError(f"toast.only_creator_{'start' if op == 'start' else 'manage'}")
+        if op == "join":
+            me = person(user, lang)
+            await self.games.change(chat_id, lambda t: (flow.join(t, gid, me), Effects()))
+            if not (await self.storage.user(user.id)).dm_open:
+                return "toast.open_dm"
+            return "toast.joined"
+        if op == "leave":
+            await self.games.change(
+                chat_id, lambda t: (flow.leave_lobby(t, gid, user.id), Effects())
+            )
+            return None
+        if op in ("ai_easy", "ai_normal", "ai_hard"):
+            level: AiLevel = op[3:]  # type: ignore[assignment]
+            tr = await self.games.group_translator(chat_id)
+            name = str(tr.t(f"seat.ai_{level}"))
+            await self.games.change(
+                chat_id, lambda t: (flow.add_ai(t, gid, level, name), Effects())
+            )
+            return None
+        if op == "remove_ai":
+            await self.games.change(chat_id, lambda t: (flow.remove_ai(t, gid), Effects()))
+            return None
+        if op in ("deck", "throw_in", "transfer", "series"):
+            await self.games.change(chat_id, lambda t: (flow.cycle_option(t, gid, op), Effects()))
+            return None
+        if op == "cancel":
+            await self.games.change(chat_id, lambda t: (flow.cancel(t, gid), Effects()))
+            return None
+        if op == "start":
+            table = await self.storage.load_table(chat_id)
+            unreachable = await self.games.unreachable(table) if table else []
+            now = self.games.clock()
+            await self.games.change(
+                chat_id, lambda t: flow.start(t, gid, now, unreachable, **self.games.kwargs())
+            )
+            return None
+        # op == "new": the next game of the series (or a new one) in a new lobby.
+        new_id = new_game_id()
+        await self.games.change(chat_id, lambda t: (flow.next_game(t, gid, new_id), Effects()))
+        return None
+
+    async def hand_button(self, query: CallbackQuery, button: HandButton) -> str | None:
+        user_id = query.from_user.id
+        chat_id, gid, step = button.chat_id, button.game_id, button.step
+        if button.op == "move":
+            assert button.action is not None
+            self.games.box.modes.pop((chat_id, user_id), None)
+            await self.games.play(chat_id, gid, user_id, step, button.action)
+            return None
+        if button.op == "leave_yes":
+            self.games.box.modes.pop((chat_id, user_id), None)
+            await self.games.leave(chat_id, gid, user_id)
+            return "toast.left"
+        table = await self.storage.load_table(chat_id)
+        if table is None or table.game_id != gid or table.phase != "playing":
+            raise FlowError("toast.stale")
+        seat = table.seat_of(user_id)
+        if seat is None:
+            raise FlowError("toast.not_in_game")
+        state = table.engine_state()
+        if state.step != step:
+            raise FlowError("toast.stale")
+        if button.op == "pick":
+            card = button.card
+            if not any(isinstance(a, Beat) and a.card == card for a in legal_actions(state, seat)):
+                raise FlowError("toast.illegal")
+            assert card is not None
+            self.games.box.set_mode(chat_id, user_id, gid, step, ("pick", int(card)))
+        elif button.op == "leave":
+            self.games.box.set_mode(chat_id, user_id, gid, step, ("leave", 0))
+        else:
+            self.games.box.set_mode(chat_id, user_id, gid, step, None)
+        return None
+
+    async def language_button(
+        self, query: CallbackQuery, button: LanguageButton, context: ContextTypes.DEFAULT_TYPE
+    ) -> str | None:
+        message = query.message
+        if message is None or button.lang not in SUPPORTED:
+            raise FlowError("toast.invalid")
+        chat = message.chat
+        user = query.from_user
+        if chat.type == ChatType.PRIVATE:
+            record = await self.storage.user(user.id)
+            record.lang = button.lang
+            await self.storage.save_user(user.id, record)
+        else:
+            table = await self.storage.load_table(chat.id)
+            creator = table is not None and table.phase == "lobby" and table.creator_id == user.id
+            if not creator and not await self.is_admin(chat.id, user.id, context.bot):
+                raise FlowError("toast.only_admin_language")
+            settings = await self.storage.chat_settings(chat.id)
+            settings.lang = button.lang
+            await self.storage.save_chat_settings(chat.id, settings)
+            if table is not None and table.phase in ("lobby", "playing", "finished"):
+                self.games.box.refresh(table)
+        tr = get_translator(button.lang)
+        self.games.box.say(
+            chat.id, Rendered(tr.t("language.set", language=language_name(button.lang)))
+        )
+        return None

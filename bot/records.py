@@ -1,0 +1,116 @@
+"""Versioned, validated JSON records kept in Redis (see ``bot.storage``).
+
+Each record carries a ``schema`` number; a record of an unknown schema fails
+validation instead of being misread.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from engine import Rules, State
+
+AiLevel = Literal["easy", "normal", "hard"]
+AI_LEVELS: tuple[AiLevel, ...] = ("easy", "normal", "hard")
+Phase = Literal["lobby", "playing", "finished", "cancelled"]
+
+
+class Seat(BaseModel):
+    """One place at the table: a human (``user_id``) or a computer player (``ai``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    user_id: int | None = None
+    name: str
+    lang: str = "en"
+    ai: AiLevel | None = None
+    """Set for computer seats, and for a human seat handed to the computer."""
+    left: bool = False
+    """The human left mid-game; the computer plays the seat out."""
+    hand_message_id: int | None = None
+    timeouts: int = 0
+    """Consecutive turn timeouts; the third hands the seat to the computer."""
+    last_active: float = 0.0
+
+    @property
+    def human(self) -> bool:
+        return self.user_id is not None and self.ai is None
+
+    @property
+    def computer(self) -> bool:
+        return self.ai is not None
+
+
+class Table(BaseModel):
+    """Everything about the game in one chat: lobby, running game, series."""
+
+    schema_version: Literal[1] = Field(1, alias="schema")
+    game_id: str
+    chat_id: int
+    chat_title: str = ""
+    phase: Phase = "lobby"
+    creator_id: int
+    rules: Rules = Rules()
+    seats: list[Seat] = []
+    state: dict[str, Any] | None = None
+    series_played: int = 0
+    series_durak: list[int] = []
+    """Per seat: how often that seat was the durak in this series."""
+    dealer: int = 0
+    forced_durak: int | None = None
+    """The first seat that left mid-game: that game's durak whatever happens next."""
+    table_message_id: int | None = None
+    lobby_message_id: int | None = None
+    turn_deadline: float | None = None
+    ai_due: float | None = None
+    last_seen_step: int = -1
+    final_order: list[int] = []
+    final_durak: int | None = None
+    ended_early: bool = False
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    def engine_state(self) -> State:
+        if self.state is None:
+            raise ValueError("no game running")
+        return State.from_dict(self.state)
+
+    def seat_of(self, user_id: int) -> int | None:
+        for i, seat in enumerate(self.seats):
+            if seat.user_id == user_id and not seat.left:
+                return i
+        return None
+
+    def humans(self) -> list[int]:
+        return [s.user_id for s in self.seats if s.human and s.user_id is not None]
+
+    def to_json(self) -> str:
+        return self.model_dump_json(by_alias=True)
+
+
+class ChatSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    schema_version: Literal[1] = Field(1, alias="schema")
+    lang: str | None = None
+
+
+class UserRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    schema_version: Literal[1] = Field(1, alias="schema")
+    dm_open: bool = False
+    lang: str | None = None
+    name: str = ""
+
+
+class StatLine(BaseModel):
+    """One member's counts (per group, or a user's totals)."""
+
+    user_id: int
+    name: str = ""
+    played: int = 0
+    durak: int = 0
+    first: int = 0

@@ -1,0 +1,92 @@
+"""Turn timers and computer moves, driven by a Redis sorted set.
+
+Each running game has one entry: chat id → the time something is due (a computer
+move or a turn deadline). Any process may claim a due entry; ZREM decides the one
+winner. The loop sleeps until the earliest entry (at most ``max_sleep``, so timers
+set by other processes are seen) or until this process adds an earlier one. After
+a restart the entries are still in Redis, so every game's timer still fires.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+
+from bot.storage import Storage
+
+log = logging.getLogger(__name__)
+
+
+class Scheduler:
+    def __init__(
+        self,
+        storage: Storage,
+        fire: Callable[[int], Awaitable[None]],
+        *,
+        clock: Callable[[], float] = time.time,
+        max_sleep: float = 1.0,
+    ) -> None:
+        self.storage = storage
+        self.fire = fire
+        self.clock = clock
+        self.max_sleep = max_sleep
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._running: set[asyncio.Task[None]] = set()
+        self._busy: set[int] = set()
+
+    async def schedule(self, chat_id: int, due: float) -> None:
+        await self.storage.set_timer(chat_id, due)
+        self._wake.set()
+
+    def wake(self) -> None:
+        """Look at the timers now (e.g. after the clock jumped)."""
+        self._wake.set()
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._loop(), name="durak-scheduler")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        for task in list(self._running):
+            task.cancel()
+        for task in list(self._running):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                await self._tick()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("scheduler tick failed")
+                await asyncio.sleep(self.max_sleep)
+
+    async def _tick(self) -> None:
+        self._wake.clear()
+        for chat_id in await self.storage.claim_due(self.clock()):
+            task = asyncio.create_task(self._fire(chat_id))
+            self._running.add(task)
+            task.add_done_callback(self._running.discard)
+        due = await self.storage.next_due()
+        sleep = self.max_sleep if due is None else min(self.max_sleep, due - self.clock())
+        if sleep > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), sleep)
+
+    async def _fire(self, chat_id: int) -> None:
+        try:
+            await self.fire(chat_id)
+        except Exception:
+            log.exception("timer of chat %s failed; retrying shortly", chat_id)
+            await self.storage.set_timer(chat_id, self.clock() + 1.0)

@@ -1,0 +1,246 @@
+"""Fast unit tests of the pure parts: callback codec, game flow, rendering."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bot import callbacks, flow, render
+from bot.callbacks import CallbackError, HandButton
+from bot.flow import FlowError, Person
+from bot.records import Table
+from engine import (
+    Attack,
+    Beat,
+    Card,
+    Pass,
+    Rules,
+    Swap,
+    Take,
+    Transfer,
+    legal_actions,
+    view,
+)
+from locales import translator
+
+CHAT = -1009876543210
+GID = "ab12cd"
+ANN, BOB = Person(1, "Ann <b>"), Person(2, "Bob")
+TIMING = {"ai_delay": 1.0, "turn_timeout": 60.0}
+cards = st.integers(0, 51).map(Card)
+
+
+@given(
+    st.one_of(
+        st.lists(cards, min_size=1, max_size=6, unique=True).map(lambda c: Attack(tuple(c))),
+        st.lists(cards, min_size=2, max_size=2, unique=True).map(lambda p: Beat(*p)),
+        st.just(Take()),
+        st.just(Pass()),
+        cards.map(Transfer),
+        cards.map(Swap),
+    ),
+    st.integers(0, 9_999_999),
+)
+def test_every_move_fits_64_bytes_and_round_trips(action: object, step: int) -> None:
+    data = callbacks.encode_move(CHAT, GID, step, action)  # type: ignore[arg-type]
+    assert len(data.encode()) <= 64
+    decoded = callbacks.decode(data)
+    assert decoded == HandButton(CHAT, GID, step, "move", action)  # type: ignore[arg-type]
+
+
+@given(st.text(max_size=80))
+def test_forged_data_never_decodes_to_garbage(data: str) -> None:
+    try:
+        decoded = callbacks.decode(data)
+    except CallbackError:
+        return
+    # Whatever decodes must re-encode to exactly the same data.
+    if isinstance(decoded, HandButton) and decoded.op == "move":
+        assert decoded.action is not None
+        again = callbacks.encode_move(
+            decoded.chat_id, decoded.game_id, decoded.step, decoded.action
+        )
+        assert again == data
+
+
+def test_group_and_language_buttons() -> None:
+    for op in ("join", "start", "new", "ai_hard", "series"):
+        data = callbacks.encode_group(GID, op)  # type: ignore[arg-type]
+        assert callbacks.decode(data) == callbacks.GroupButton(GID, op)  # type: ignore[arg-type]
+    assert callbacks.decode("l:de") == callbacks.LanguageButton("de")
+    with pytest.raises(CallbackError):
+        callbacks.decode("g:ab12cd:Z")
+
+
+def two_player_lobby() -> Table:
+    table = flow.new_lobby(CHAT, "Club", ANN, GID)
+    return flow.join(table, GID, BOB)
+
+
+def test_lobby_operations() -> None:
+    table = two_player_lobby()
+    with pytest.raises(FlowError, match="already_joined"):
+        flow.join(table, GID, BOB)
+    table = flow.add_ai(table, GID, "easy", "Easy AI")
+    assert [s.ai for s in table.seats] == [None, None, "easy"]
+    table = flow.remove_ai(table, GID)
+    table = flow.cycle_option(table, GID, "deck")
+    assert table.rules.deck_size == 52
+    table = flow.cycle_option(table, GID, "transfer")
+    assert table.rules.transfer
+    with pytest.raises(FlowError, match="stale"):
+        flow.join(table, "zzzzzz", Person(3, "C"))
+    with pytest.raises(FlowError, match="waiting_dm"):
+        flow.start(table, GID, 0.0, ["Bob"], **TIMING)
+    table, effects = flow.start(table, GID, 0.0, [], **TIMING)
+    assert table.phase == "playing" and effects.started
+    assert table.turn_deadline == 60.0
+
+
+def test_moves_are_validated_and_stale_steps_refused() -> None:
+    table, _ = flow.start(two_player_lobby(), GID, 0.0, [], **TIMING)
+    state = table.engine_state()
+    mover = next(p for p in range(2) if legal_actions(state, p))
+    other = 1 - mover
+    uid = table.seats[mover].user_id
+    assert uid is not None
+    with pytest.raises(FlowError, match="illegal"):
+        flow.play(
+            table.model_copy(deep=True),
+            GID,
+            table.seats[other].user_id or 0,
+            0,
+            Take(),
+            1.0,
+            notify_quiet=0,
+            **TIMING,
+        )
+    with pytest.raises(FlowError, match="stale"):
+        flow.play(
+            table.model_copy(deep=True),
+            GID,
+            uid,
+            5,
+            legal_actions(state, mover)[0],
+            1.0,
+            notify_quiet=0,
+            **TIMING,
+        )
+    with pytest.raises(FlowError, match="not_in_game"):
+        flow.play(table.model_copy(deep=True), GID, 99, 0, Take(), 1.0, notify_quiet=0, **TIMING)
+    after, effects = flow.play(
+        table, GID, uid, 0, legal_actions(state, mover)[0], 30.0, notify_quiet=10, **TIMING
+    )
+    assert after.engine_state().step == 1
+    # The defender now must act and was idle for 30 s: their new hand notifies.
+    assert effects.notify == {table.seats[other].user_id}
+    assert after.turn_deadline == 90.0
+
+
+def test_timeouts_move_for_the_player_and_hand_over_after_three() -> None:
+    table, _ = flow.start(two_player_lobby(), GID, 0.0, [], **TIMING)
+    now = 0.0
+    handed = []
+    for _ in range(10):
+        now += 61
+        table, effects = flow.on_timeout(table, now, notify_quiet=0, **TIMING)  # type: ignore[assignment]
+        assert table is not None
+        handed += [a.kwargs["name"] for a in effects.announce]
+        if len(handed) == 2:
+            break
+    assert sorted(handed) == ["Ann <b>", "Bob"]
+    assert all(s.ai == "normal" for s in table.seats)
+    assert table.turn_deadline is None and table.ai_due is not None
+
+
+def test_timeout_actions() -> None:
+    table, _ = flow.start(two_player_lobby(), GID, 0.0, [], **TIMING)
+    state = table.engine_state()
+    leader = next(p for p in range(2) if legal_actions(state, p))
+    v = view(state, leader)
+    action = flow.timeout_action(v)
+    assert isinstance(action, Attack) and action.cards == (v.hand[0],)
+    state = state.__class__.from_dict(table.state or {})
+    from engine import apply
+
+    after = apply(state, leader, action)
+    assert flow.timeout_action(view(after, 1 - leader)) == Take()
+
+
+def test_leaving_with_one_human_left_ends_the_game() -> None:
+    table, _ = flow.start(two_player_lobby(), GID, 0.0, [], **TIMING)
+    table, effects = flow.leave_game(table, GID, ANN.user_id, 5.0, **TIMING)
+    assert table.phase == "finished" and table.final_durak == 0
+    assert {(d.user_id, d.durak, d.first) for d in effects.stats} == {(1, 1, 0), (2, 0, 0)}
+
+
+def test_rendering_escapes_names_and_offers_only_legal_moves() -> None:
+    tr = translator("en")
+    table, _ = flow.start(two_player_lobby(), GID, 0.0, [], **TIMING)
+    group = render.table_message(table, tr, "durak_bot")
+    assert "Ann &lt;b&gt;" in group.text and "Ann <b>" not in group.text
+    state = table.engine_state()
+    for seat in range(2):
+        hand = render.hand(table, seat, tr)
+        legal = set(legal_actions(state, seat))
+        assert hand.markup is not None
+        for row in hand.markup.inline_keyboard:
+            for button in row:
+                assert button.callback_data is not None
+                assert len(str(button.callback_data).encode()) <= 64
+                decoded = callbacks.decode(str(button.callback_data))
+                assert isinstance(decoded, HandButton)
+                if decoded.op == "move":
+                    assert decoded.action in legal
+                else:
+                    assert decoded.op in ("pick", "leave")
+        # No card of the other hand appears in the group message.
+        for card in view(state, seat).hand:
+            assert f" {card} " not in group.text.replace("\n", " ")
+
+
+def test_lobby_render_has_every_label_and_rules_options() -> None:
+    tr = translator("en")
+    content = render.lobby(two_player_lobby(), tr, "durak_bot", ["Bob"])
+    labels = [b.text for row in content.markup.inline_keyboard for b in row]  # type: ignore[union-attr]
+    for word in (
+        "Join",
+        "Leave",
+        "Add AI: Easy",
+        "Add AI: Normal",
+        "Add AI: Hard",
+        "Start",
+        "Cancel",
+        "Deck: 36",
+        "Throw-in: all",
+        "Transfer: off",
+        "Series: 1",
+    ):
+        assert word in labels
+    assert "Waiting for Bob" in content.text
+
+
+def test_big_tables_stay_within_telegram_limits() -> None:
+    table = flow.new_lobby(CHAT, "x" * 300, Person(1, "n" * 200), GID, Rules(deck_size=52))
+    for uid in range(2, 7):
+        table = flow.join(table, GID, Person(uid, "n" * 200))
+    table, _ = flow.start(table, GID, 0.0, [], **TIMING)
+    tr = translator("en")
+    assert len(render.table_message(table, tr, "b").text) <= 4096
+    for seat in range(6):
+        assert len(render.hand(table, seat, tr).text) <= 4096
+
+
+async def test_hard_ai_thinks_in_a_process_pool() -> None:
+    from bot.ai_runner import AiRunner, ai_seed
+    from engine import new_game
+
+    runner = AiRunner(processes=1)
+    try:
+        state = new_game(Rules(), 3, seed=5)
+        seat = next(p for p in range(3) if legal_actions(state, p))
+        action = await runner.choose("hard", ai_seed("abc123", 0, seat), view(state, seat))
+        assert action in legal_actions(state, seat)
+    finally:
+        runner.close()

@@ -4,16 +4,30 @@ Easy and normal players think in a thread; hard players search, so they get a
 process pool and never hold the GIL against other groups' games. A fresh player is
 made for every move (its memory is rebuilt from ``view.history``), seeded from the
 game id and step so a game replays identically.
+
+A computer seat must never stall a table: if a level fails (raises, or returns a
+move that is not legal), the next simpler level moves instead, and the failure is
+logged loudly so it gets fixed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 
 from bot.records import AiLevel
 from engine import Action, PlayerView
+
+log = logging.getLogger(__name__)
+
+FALLBACKS: dict[str, tuple[str, ...]] = {
+    "hard": ("hard", "normal", "easy"),
+    "normal": ("normal", "easy"),
+    "easy": ("easy",),
+}
 
 
 def ai_seed(game_id: str, step: int, seat: int) -> int:
@@ -22,10 +36,24 @@ def ai_seed(game_id: str, step: int, seat: int) -> int:
 
 
 def choose(level: str, seed: int, view: PlayerView) -> Action:
+    """The move of a ``level`` computer player, falling back to simpler levels."""
     import ai
 
-    action: Action = ai.player(level, seed=seed).choose(view)
-    return action
+    for candidate in FALLBACKS.get(level, (level,)):
+        try:
+            action: Action = ai.player(candidate, seed=seed).choose(view)
+        except Exception:
+            log.exception(
+                "%s computer player failed at step %s; trying a simpler one", candidate, view.step
+            )
+            continue
+        if action in view.legal_actions:
+            return action
+        log.error("%s computer player chose illegal %s at step %s", candidate, action, view.step)
+    if not view.legal_actions:
+        raise ValueError(f"seat {view.player} has no move at step {view.step}")
+    # Every level failed: keep the table moving with the first legal move.
+    return view.legal_actions[0]
 
 
 class AiRunner:
@@ -38,7 +66,13 @@ class AiRunner:
             if self._pool is None:
                 self._pool = ProcessPoolExecutor(max_workers=self.processes)
             loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(self._pool, choose, level, seed, view)
+            try:
+                return await loop.run_in_executor(self._pool, choose, level, seed, view)
+            except BrokenProcessPool:
+                # A worker died (e.g. killed for memory): start a new pool next time and
+                # let this move be made in a thread rather than stall the game.
+                log.exception("the computer players' process pool broke; recreating it")
+                self._pool = None
         return await asyncio.to_thread(choose, level, seed, view)
 
     def close(self) -> None:

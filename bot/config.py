@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+TOKEN_SHAPE = re.compile(r"\d+:[A-Za-z0-9_-]+")
 
 
 class Settings(BaseSettings):
@@ -54,3 +57,15 @@ class Settings(BaseSettings):
     """Seconds a finished or cancelled game is kept."""
     idle_ttl: int = Field(7 * 24 * 3600, gt=0)
     """Seconds an untouched lobby or game is kept before it expires."""
+
+    @field_validator("telegram_bot_token", mode="before")
+    @classmethod
+    def _token_shape(cls, value: object) -> object:
+        text = value.get_secret_value() if isinstance(value, SecretStr) else value
+        if isinstance(text, str):
+            text = text.strip()
+            if not text:
+                raise ValueError("missing")  # an empty TELEGRAM_BOT_TOKEN= line is no token
+            if not TOKEN_SHAPE.fullmatch(text):
+                raise ValueError("does not look like a token from @BotFather (digits:letters)")
+        return text

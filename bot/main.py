@@ -28,7 +28,8 @@ def load_settings() -> Settings:
     try:
         return Settings()
     except ValidationError as err:
-        if any(e["loc"] == ("telegram_bot_token",) for e in err.errors()):
+        token_errors = [e for e in err.errors() if e["loc"] == ("telegram_bot_token",)]
+        if any(e["type"] == "missing" or "missing" in e["msg"] for e in token_errors):
             sys.exit(TOKEN_HELP)
         sys.exit(f"Invalid settings:\n{err}")
 

@@ -1,0 +1,64 @@
+"""How the bot starts: settings, the token help, the embedded store, .env.example."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.config import Settings
+from bot.main import connect
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_bot(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """``python -m bot`` in an empty folder (no .env) with only ``env`` set."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "REDIS_"))}
+    return subprocess.run(
+        [sys.executable, "-m", "bot"],
+        cwd=tmp_path,
+        env=clean | env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("token", [None, "", "   "])
+def test_missing_token_explains_how_to_get_one(tmp_path: Path, token: str | None) -> None:
+    env = {} if token is None else {"TELEGRAM_BOT_TOKEN": token}
+    done = run_bot(tmp_path, **env)
+    assert done.returncode != 0
+    assert "@BotFather" in done.stderr and "/newbot" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_malformed_token_is_refused_clearly(tmp_path: Path) -> None:
+    done = run_bot(tmp_path, TELEGRAM_BOT_TOKEN="not a token")
+    assert done.returncode != 0
+    assert "telegram_bot_token" in done.stderr and "@BotFather" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_without_redis_url_the_store_is_in_memory_and_says_so(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    settings = Settings(telegram_bot_token="1:abc", _env_file=None)  # type: ignore[call-arg]
+    with caplog.at_level(logging.WARNING):
+        store = connect(settings)
+    assert type(store).__module__.startswith("fakeredis")
+    assert "REDIS_URL is not set" in caplog.text and "restart" in caplog.text
+
+
+def test_env_example_lists_every_setting() -> None:
+    text = (ROOT / ".env.example").read_text()
+    listed = set(re.findall(r"^#?([A-Z][A-Z0-9_]+)=", text, re.MULTILINE))
+    assert {name.upper() for name in Settings.model_fields} == listed

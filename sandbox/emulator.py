@@ -38,6 +38,7 @@ from sandbox.emulator_models import (
     EmuMessage,
     EmuUser,
     JsonDict,
+    NotFound,
     Params,
 )
 from sandbox.emulator_state import BotRef
@@ -54,8 +55,11 @@ __all__ = [
     "EmuStats",
     "EmuUser",
     "EmulatorError",
+    "NotFound",
     "RateLimits",
     "Subscription",
+    "json_body",
+    "json_endpoint",
 ]
 
 _SSE_HEARTBEAT = 15.0
@@ -86,12 +90,15 @@ async def _loopback_host_only(
     return await handler(request)
 
 
-def _control(handler: ControlHandler) -> Callable[[web.Request], Awaitable[web.Response]]:
-    """Wrap a control endpoint: JSON result, or 400 with the reason."""
+def json_endpoint(handler: ControlHandler) -> Callable[[web.Request], Awaitable[web.Response]]:
+    """Wrap a control endpoint (the emulator's or the sandbox page's): JSON
+    ``{"ok": true, "result": ...}``, or 404/400 with the reason."""
 
     async def wrapped(request: web.Request) -> web.Response:
         try:
             result = await handler(request)
+        except NotFound as err:
+            return web.json_response({"ok": False, "error": str(err)}, status=404)
         except KeyError as err:
             return web.json_response({"ok": False, "error": f"missing field {err}"}, status=400)
         except (EmulatorError, ValueError, TypeError) as err:
@@ -101,7 +108,7 @@ def _control(handler: ControlHandler) -> Callable[[web.Request], Awaitable[web.R
     return wrapped
 
 
-async def _json_body(request: web.Request) -> JsonDict:
+async def json_body(request: web.Request) -> JsonDict:
     # Requiring application/json means a foreign web page cannot drive the emulator with a
     # simple cross-origin form post.
     if request.content_type != "application/json":
@@ -209,16 +216,16 @@ class BotApiEmulator(EmulatorCore):
         r = self.app.router
         r.add_route("*", "/bot{token}/{method}", self._bot_endpoint)
         r.add_route("*", "/file/bot{token}/{path:.*}", self._file_endpoint)
-        r.add_post("/_emu/users", _control(self._c_add_user))
-        r.add_post("/_emu/groups", _control(self._c_add_group))
-        r.add_post("/_emu/send", _control(self._c_send))
-        r.add_post("/_emu/start", _control(self._c_start))
-        r.add_post("/_emu/block", _control(self._c_block))
-        r.add_post("/_emu/press", _control(self._c_press))
-        r.add_get("/_emu/chats/{chat_id}/messages", _control(self._c_messages))
-        r.add_get("/_emu/chats/{chat_id}/events", _control(self._c_chat_events))
-        r.add_get("/_emu/state", _control(self._c_state))
-        r.add_get("/_emu/stats", _control(self._c_stats))
+        r.add_post("/_emu/users", json_endpoint(self._c_add_user))
+        r.add_post("/_emu/groups", json_endpoint(self._c_add_group))
+        r.add_post("/_emu/send", json_endpoint(self._c_send))
+        r.add_post("/_emu/start", json_endpoint(self._c_start))
+        r.add_post("/_emu/block", json_endpoint(self._c_block))
+        r.add_post("/_emu/press", json_endpoint(self._c_press))
+        r.add_get("/_emu/chats/{chat_id}/messages", json_endpoint(self._c_messages))
+        r.add_get("/_emu/chats/{chat_id}/events", json_endpoint(self._c_chat_events))
+        r.add_get("/_emu/state", json_endpoint(self._c_state))
+        r.add_get("/_emu/stats", json_endpoint(self._c_stats))
         r.add_get("/_emu/events", self._sse_endpoint)
 
     async def _read_params(self, request: web.Request) -> Params:
@@ -262,7 +269,7 @@ class BotApiEmulator(EmulatorCore):
         return int(request.match_info["chat_id"]), _bot_ref(request.query.get("bot"))
 
     async def _c_add_user(self, request: web.Request) -> Any:
-        body = await _json_body(request)
+        body = await json_body(request)
         user = self.add_user(
             int(body["user_id"]),
             str(body["first_name"]),
@@ -273,7 +280,7 @@ class BotApiEmulator(EmulatorCore):
         return user.to_api()
 
     async def _c_add_group(self, request: web.Request) -> Any:
-        body = await _json_body(request)
+        body = await json_body(request)
         bots = body.get("bots")
         chat = self.add_group(
             int(body["chat_id"]),
@@ -287,7 +294,7 @@ class BotApiEmulator(EmulatorCore):
         return chat.to_dict()
 
     async def _c_send(self, request: web.Request) -> Any:
-        body = await _json_body(request)
+        body = await json_body(request)
         message = await self.user_sends(
             int(body["user_id"]),
             int(body["chat_id"]),
@@ -298,7 +305,7 @@ class BotApiEmulator(EmulatorCore):
         return message.to_dict()
 
     async def _c_start(self, request: web.Request) -> Any:
-        body = await _json_body(request)
+        body = await json_body(request)
         payload = body.get("payload")
         message = await self.user_starts_bot(
             int(body["user_id"]),
@@ -308,12 +315,12 @@ class BotApiEmulator(EmulatorCore):
         return message.to_dict()
 
     async def _c_block(self, request: web.Request) -> Any:
-        body = await _json_body(request)
+        body = await json_body(request)
         self.user_blocks_bot(int(body["user_id"]), bot=_bot_ref(body.get("bot")))
         return True
 
     async def _c_press(self, request: web.Request) -> Any:
-        body = await _json_body(request)
+        body = await json_body(request)
         handle = await self.user_presses(
             int(body["user_id"]),
             int(body["chat_id"]),

@@ -81,6 +81,10 @@ class EmulatorError(Exception):
     """A control-API call that cannot happen in Telegram (unknown user, missing button, ...)."""
 
 
+class NotFound(EmulatorError):
+    """A control-API call naming something that does not exist (answered with 404)."""
+
+
 @dataclass
 class EmuUser:
     """A Telegram account: a person or a bot."""

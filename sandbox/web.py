@@ -19,14 +19,13 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
-from sandbox.emulator import BotApiEmulator, EmulatorError
+from sandbox.emulator import BotApiEmulator, EmulatorError, NotFound, json_body, json_endpoint
 from sandbox.web_view import ChatName, JsonDict, classify_link, message_view, page_event
 
 STATIC_DIR = Path(__file__).with_name("static")
@@ -55,12 +54,6 @@ _PAGE_HEADERS = {
     "Cache-Control": "no-cache",
 }
 
-Handler = Callable[[web.Request], Awaitable[Any]]
-
-
-class NotFound(Exception):
-    """An unknown sandbox user (e.g. a tab left open across a sandbox restart)."""
-
 
 @dataclass
 class SandboxUser:
@@ -70,34 +63,6 @@ class SandboxUser:
 
     def to_json(self) -> JsonDict:
         return {"id": self.id, "name": self.name, "language": self.language}
-
-
-def _api(handler: Handler) -> Callable[[web.Request], Awaitable[web.Response]]:
-    """JSON ``{"ok": true, "result": ...}``, or an error the page shows as a toast."""
-
-    async def wrapped(request: web.Request) -> web.Response:
-        try:
-            result = await handler(request)
-        except NotFound as err:
-            return web.json_response({"ok": False, "error": str(err)}, status=404)
-        except KeyError as err:
-            return web.json_response({"ok": False, "error": f"missing field {err}"}, status=400)
-        except (EmulatorError, ValueError, TypeError) as err:
-            return web.json_response({"ok": False, "error": str(err)}, status=400)
-        return web.json_response({"ok": True, "result": result})
-
-    return wrapped
-
-
-async def _body(request: web.Request) -> JsonDict:
-    # JSON only: a foreign web page cannot send it cross-origin without a CORS preflight,
-    # which this server never grants.
-    if request.content_type != "application/json":
-        raise ValueError("Content-Type: application/json expected")
-    body = await request.json()
-    if not isinstance(body, dict):
-        raise ValueError("JSON object expected")
-    return body
 
 
 def _chat(value: Any) -> ChatName:
@@ -135,13 +100,13 @@ class SandboxWeb:
         r.add_get("/", self._index)
         r.add_get("/static/{name}", self._static)
         r.add_get("/favicon.ico", self._favicon)
-        r.add_get("/_sandbox/info", _api(self._info))
-        r.add_post("/_sandbox/join", _api(self._join))
+        r.add_get("/_sandbox/info", json_endpoint(self._info))
+        r.add_post("/_sandbox/join", json_endpoint(self._join))
         r.add_get("/_sandbox/events", self._events)
-        r.add_post("/_sandbox/send", _api(self._send))
-        r.add_post("/_sandbox/press", _api(self._press))
-        r.add_post("/_sandbox/open", _api(self._open))
-        r.add_get("/_sandbox/commands", _api(self._commands))
+        r.add_post("/_sandbox/send", json_endpoint(self._send))
+        r.add_post("/_sandbox/press", json_endpoint(self._press))
+        r.add_post("/_sandbox/open", json_endpoint(self._open))
+        r.add_get("/_sandbox/commands", json_endpoint(self._commands))
 
     # ----------------------------------------------------------------- state
 
@@ -258,11 +223,11 @@ class SandboxWeb:
         }
 
     async def _join(self, request: web.Request) -> Any:
-        body = await _body(request)
+        body = await json_body(request)
         return self.join(str(body["name"]), str(body.get("language", "en"))).to_json()
 
     async def _send(self, request: web.Request) -> Any:
-        body = await _body(request)
+        body = await json_body(request)
         user = self.user(body["user_id"])
         text = str(body["text"])
         if len(text) > MAX_TEXT:
@@ -272,7 +237,7 @@ class SandboxWeb:
         return {"message_id": message.message_id}
 
     async def _press(self, request: web.Request) -> Any:
-        body = await _body(request)
+        body = await json_body(request)
         user = self.user(body["user_id"])
         chat_id = self.chat_id(user, _chat(body["chat"]))
         try:
@@ -292,7 +257,7 @@ class SandboxWeb:
 
     async def _open(self, request: web.Request) -> Any:
         """Follow a link (URL button or link in a message) as the Telegram app would."""
-        body = await _body(request)
+        body = await json_body(request)
         user = self.user(body["user_id"])
         link = classify_link(str(body["url"]), self.bot_username)
         if link.kind == "external":

@@ -80,11 +80,15 @@ class Handlers:
 
     async def chat_tr(self, chat: Chat, user: User | None) -> Translator:
         """The group's language (set from the first caller), or the user's in private."""
-        user_lang = negotiate(user.language_code if user else None)
         if chat.type == ChatType.PRIVATE:
-            record = await self.storage.user(chat.id)
-            return get_translator(negotiate(record.lang) if record.lang else user_lang)
+            return await self.user_tr(chat.id, user.language_code if user else None)
+        user_lang = negotiate(user.language_code if user else None)
         return get_translator(await self.storage.init_chat_lang(chat.id, user_lang))
+
+    async def user_tr(self, user_id: int, language_code: str | None) -> Translator:
+        """A user's own language: the one chosen with /language in private, else Telegram's."""
+        record = await self.storage.user(user_id)
+        return get_translator(negotiate(record.lang or language_code))
 
     async def is_admin(self, chat_id: int, user_id: int, bot: Any) -> bool:
         cached = self.admins.get((chat_id, user_id))
@@ -176,13 +180,20 @@ class Handlers:
         if chat is None or user is None:
             return
         tr = await self.chat_tr(chat, user)
+        # The options of the open lobby, the running game or the next one in this group.
         table = None if chat.type == ChatType.PRIVATE else await self.storage.load_table(chat.id)
         rules = table.rules if table is not None else Rules()
-        texts = rules_text(rules, tr.lang, turn_timeout=int(self.games.timing.turn_timeout))
-        target = chat.id
+        target, lang = chat.id, tr.lang
         if chat.type != ChatType.PRIVATE and (await self.storage.user(user.id)).dm_open:
-            target = user.id
+            # The long text goes to the private chat, in the reader's own language.
+            target, lang = user.id, (await self.user_tr(user.id, user.language_code)).lang
             self.say(chat.id, tr.t("rules.sent_dm", name=user.full_name))
+        texts = rules_text(
+            rules,
+            lang,
+            turn_timeout=int(self.games.timing.turn_timeout),
+            max_timeouts=flow.TIMEOUTS_BEFORE_HANDOVER,
+        )
         for text in texts:
             self.say(target, text)
 
@@ -219,23 +230,27 @@ class Handlers:
         return f"{len(times)} taps, tap handler to answer p50 {p50:.1f} ms, p99 {p99:.1f} ms"
 
     async def handle_button(self, query: CallbackQuery, context: ContextTypes.DEFAULT_TYPE) -> None:
-        tr = get_translator(negotiate(query.from_user.language_code))
+        toast: str | None
+        kwargs: dict[str, Any] = {}
         try:
             decoded = callbacks.decode(query.data or "")
-        except CallbackError:
-            await self.answer(query, tr.t("toast.invalid"))
-            return
-        try:
             if isinstance(decoded, GroupButton):
                 toast = await self.group_button(query, decoded, context)
             elif isinstance(decoded, HandButton):
                 toast = await self.hand_button(query, decoded)
             else:
                 toast = await self.language_button(query, decoded, context)
+        except CallbackError:
+            toast = "toast.invalid"
         except FlowError as err:
-            await self.answer(query, tr.t(err.key, **err.kwargs))
+            toast, kwargs = err.key, err.kwargs
+        if toast is None:
+            await self.answer(query, None)
             return
-        await self.answer(query, tr.t(toast) if toast else None)
+        # A toast is shown to the tapper alone: in their own language.
+        user = query.from_user
+        tr = await self.user_tr(user.id, user.language_code)
+        await self.answer(query, tr.t(toast, **kwargs))
 
     @staticmethod
     async def answer(query: CallbackQuery, text: str | None) -> None:

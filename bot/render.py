@@ -14,7 +14,7 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot import callbacks
 from bot.callbacks import GroupOp
-from bot.flow import required, series_over
+from bot.flow import MAX_SEATS, required, series_over
 from bot.records import Seat, StatLine, Table
 from engine import Attack, Beat, Card, Pass, PlayerView, Swap, Take, Transfer, view
 from engine.events import (
@@ -28,7 +28,7 @@ from engine.events import (
     Took,
     Transferred,
 )
-from locales import Html, Translator, escape
+from locales import Html, Translator, escape, how_to_play
 
 MAX_TEXT = 4096
 CARDS_PER_ROW = 4
@@ -92,12 +92,13 @@ def lobby(table: Table, tr: Translator, bot_username: str, unreachable: list[str
                 total=table.rules.series_length,
             )
         )
-    lines.append(tr.t("lobby.players", count=len(table.seats), max=6))
+    lines.append(tr.t("lobby.players", count=len(table.seats), max=MAX_SEATS))
     for i, seat in enumerate(table.seats, 1):
         lines.append(f"{i}. {seat_name(seat, tr)}")
     if unreachable:
         lines.append(tr.t("lobby.waiting_dm", names=", ".join(unreachable)))
     lines.append(tr.t("lobby.hint"))
+    lines += ["", how_to_play(tr.lang)]
     gid = table.game_id
 
     def b(key: str, op: GroupOp, **kw: str | int) -> InlineKeyboardButton:

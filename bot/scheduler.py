@@ -37,6 +37,7 @@ class Scheduler:
         self._task: asyncio.Task[None] | None = None
         self._running: set[asyncio.Task[None]] = set()
         self._busy: set[int] = set()
+        self._stopping = False
 
     async def schedule(self, chat_id: int, due: float) -> None:
         await self.storage.set_timer(chat_id, due)
@@ -48,10 +49,14 @@ class Scheduler:
 
     def start(self) -> None:
         if self._task is None:
+            self._stopping = False
             self._task = asyncio.create_task(self._loop(), name="durak-scheduler")
 
     async def stop(self) -> None:
         if self._task is not None:
+            # The flag ends the loop even if an await inside swallows the cancellation.
+            self._stopping = True
+            self._wake.set()
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
@@ -63,7 +68,7 @@ class Scheduler:
                 await task
 
     async def _loop(self) -> None:
-        while True:
+        while not self._stopping:
             try:
                 await self._tick()
             except asyncio.CancelledError:
@@ -81,8 +86,11 @@ class Scheduler:
         due = await self.storage.next_due()
         sleep = self.max_sleep if due is None else min(self.max_sleep, due - self.clock())
         if sleep > 0:
+            # asyncio.timeout, not wait_for: Python 3.11's wait_for loses a cancellation
+            # that arrives just as the wake-up event is set, and stop() then waits forever.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), sleep)
+                async with asyncio.timeout(sleep):
+                    await self._wake.wait()
 
     async def _fire(self, chat_id: int) -> None:
         try:

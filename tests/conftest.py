@@ -256,14 +256,21 @@ def _op(data: str) -> str:
 
 
 async def play_out(
-    h: Harness, group: int, humans: list[int], *, max_presses: int = 3000, timeout: float = 10.0
+    h: Harness,
+    group: int,
+    humans: list[int],
+    *,
+    max_presses: int = 3000,
+    timeout: float = 10.0,
+    game_over: str = "Game over",
 ) -> EmuMessage:
-    """Play the game to its end by pressing legal buttons; returns the result message."""
+    """Play the game to its end by pressing legal buttons; returns the result message
+    (the group message containing ``game_over``: the result title in the group's language)."""
     pressed: set[tuple[int, int, str]] = set()
 
     def over() -> EmuMessage | None:
         for message in h.emu.messages(group):
-            if message.from_bot and "Game over" in message.text:
+            if message.from_bot and game_over in message.text:
                 return message
         return None
 

@@ -30,7 +30,7 @@ _GROUP_CODES: Final[dict[str, GroupOp]] = {
 }  # fmt: skip
 _GROUP_OPS: Final = {op: code for code, op in _GROUP_CODES.items()}
 
-HandOp = Literal["move", "pick", "back", "leave", "leave_yes"]
+HandOp = Literal["move", "pick", "back", "leave", "leave_yes", "take_back"]
 
 _GROUP_RE: Final = re.compile(r"g:([a-z0-9]{6}):([A-Za-z])")
 _LANG_RE: Final = re.compile(r"l:([a-z]{2})")
@@ -114,9 +114,14 @@ def encode_pick(chat_id: int, game_id: str, step: int, card: Card) -> str:
 
 
 def encode_hand_op(
-    chat_id: int, game_id: str, step: int, op: Literal["back", "leave", "leave_yes"]
+    chat_id: int,
+    game_id: str,
+    step: int,
+    op: Literal["back", "leave", "leave_yes", "take_back"],
 ) -> str:
-    return _hand(chat_id, game_id, step, {"back": "k", "leave": "q", "leave_yes": "Q"}[op])
+    return _hand(
+        chat_id, game_id, step, {"back": "k", "leave": "q", "leave_yes": "Q", "take_back": "m"}[op]
+    )
 
 
 def decode(data: str) -> Button:
@@ -143,7 +148,19 @@ def _decode_hand(chat_id: int, game_id: str, step: int, code: str, args: str) ->
     def move(action: Action) -> HandButton:
         return HandButton(chat_id, game_id, step, "move", action)
 
-    arity = {"a": None, "B": 2, "r": 1, "s": 1, "b": 1, "t": 0, "p": 0, "k": 0, "q": 0, "Q": 0}
+    arity = {
+        "a": None,
+        "B": 2,
+        "r": 1,
+        "s": 1,
+        "b": 1,
+        "t": 0,
+        "p": 0,
+        "k": 0,
+        "q": 0,
+        "Q": 0,
+        "m": 0,
+    }
     if code not in arity:
         raise CallbackError("unknown hand op")
     want = arity[code]
@@ -163,5 +180,5 @@ def _decode_hand(chat_id: int, game_id: str, step: int, code: str, args: str) ->
         return move(Pass())
     if code == "b":
         return HandButton(chat_id, game_id, step, "pick", card=cards[0])
-    ops: dict[str, HandOp] = {"k": "back", "q": "leave", "Q": "leave_yes"}
+    ops: dict[str, HandOp] = {"k": "back", "q": "leave", "Q": "leave_yes", "m": "take_back"}
     return HandButton(chat_id, game_id, step, ops[code])

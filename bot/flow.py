@@ -401,6 +401,32 @@ def on_timeout(
     return table, effects
 
 
+def take_back_seat(
+    table: Table | None,
+    game_id: str,
+    user_id: int,
+    now: float,
+    *,
+    ai_delay: float,
+    turn_timeout: float,
+) -> tuple[Table, Effects]:
+    """A player whose seat went to the computer after missed moves plays it again."""
+    table, state = _playing(table, game_id)
+    seat = table.seat_of(user_id)
+    if seat is None:
+        raise FlowError("toast.not_in_game")
+    info = table.seats[seat]
+    if info.left or info.ai is None:
+        raise FlowError("toast.stale")  # they left for good, or already play it
+    info.ai = None
+    info.timeouts = 0
+    info.last_active = now
+    effects = Effects()
+    effects.announce.append(Announcement("group.player_back", {"name": info.name}))
+    _schedule(table, state, now, ai_delay, turn_timeout)
+    return table, effects
+
+
 def leave_game(
     table: Table | None,
     game_id: str,

@@ -332,6 +332,10 @@ class Handlers:
             self.games.box.modes.pop((chat_id, user_id), None)
             await self.games.leave(chat_id, gid, user_id)
             return "toast.left"
+        if button.op == "take_back":
+            # Checked by game, not by step: the computer keeps moving the seat meanwhile.
+            await self.games.take_back(chat_id, gid, user_id)
+            return "toast.taken_back"
         table = await self.storage.load_table(chat_id)
         if table is None or table.game_id != gid or table.phase != "playing":
             raise FlowError("toast.stale")

@@ -298,7 +298,14 @@ def hand(
         return Rendered(_fit("\n".join(lines)), _markup(rows))
     if table.seats[seat].ai is not None:
         lines.append(tr.t("hand.ai_plays"))
-        return Rendered(_fit("\n".join(lines)))
+        if table.seats[seat].left or seat in v.out:
+            return Rendered(_fit("\n".join(lines)))
+        # No step in it: taking back is checked by game, and a step would make every
+        # computer move re-edit this message.
+        back = callbacks.encode_hand_op(cid, gid, 0, "take_back")
+        return Rendered(
+            _fit("\n".join(lines)), _markup([[_card_button(tr.t("hand.take_back"), back)]])
+        )
     legal = v.legal_actions
     if legal and v.table:
         lines.append(tr.t("table.cards", pairs=_pairs(v.table, tr)))

@@ -109,6 +109,13 @@ class Games:
             chat_id, lambda table: flow.leave_game(table, game_id, user_id, now, **self.kwargs())
         )
 
+    async def take_back(self, chat_id: int, game_id: str, user_id: int) -> None:
+        now = self.clock()
+        await self.change(
+            chat_id,
+            lambda table: flow.take_back_seat(table, game_id, user_id, now, **self.kwargs()),
+        )
+
     # --- timers and computer seats ----------------------------------------------------------
 
     async def timer_fired(self, chat_id: int) -> None:

@@ -298,6 +298,45 @@ async def test_timers_fire_after_restart_and_hand_the_seat_to_ai(make_harness: A
         assert game_over()
 
 
+async def test_a_player_takes_their_seat_back_from_the_computer(make_harness: Any) -> None:
+    async with make_harness() as h:
+        scene(h, ANN, BOB)
+        await h.start_bot()
+        await started_game(h, [ANN, BOB])
+
+        def handed_over() -> bool:
+            return any("Ann missed three moves" in m.text for m in h.emu.messages(GROUP))
+
+        for _ in range(40):  # nobody plays until Ann's seat goes to the computer
+            if handed_over():
+                break
+            before = (await h.table(GROUP)).state["step"]  # type: ignore[index]
+            h.clock.advance(61)
+            h.games.scheduler.wake()
+            await h.emu.wait_for(
+                lambda before=before: handed_over() or visible_step(h, (ANN, BOB)) > before
+            )
+        assert handed_over()
+        seat = next(s for s in (await h.table(GROUP)).seats if s.user_id == ANN)
+        assert seat.ai == "normal" and not seat.left
+
+        label = "I'm back: play my seat myself"
+        hand = await h.emu.wait_for(
+            lambda: next((m for m in h.emu.messages(ANN) if label in m.button_texts), None),
+            what="the take-back button",
+        )
+        data = next(b["callback_data"] for row in hand.buttons for b in row if b["text"] == label)
+        answer = await press(h, ANN, ANN, hand.message_id, text=label)
+        assert answer.text == "Your seat is yours again."
+        seat = next(s for s in (await h.table(GROUP)).seats if s.user_id == ANN)
+        assert seat.ai is None and seat.timeouts == 0
+        await h.wait_text(GROUP, "Ann is back")
+        # A double tap of the old button changes nothing: the seat is hers already.
+        handle = await h.emu.user_sends_callback(ANN, ANN, hand.message_id, data)
+        again = await handle.answer()
+        assert again.text == "This button is out of date."
+
+
 def visible_step(h: Harness, users: tuple[int, ...]) -> int:
     return max((s for u in users for s, _, _ in hand_buttons(h.emu, u)), default=-1)
 

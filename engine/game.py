@@ -178,6 +178,8 @@ def _lowest_trump_holder(hands: list[int], trump: int, deck_size: int) -> tuple[
     return None
 
 
+# Index of the lowest rank within a suit (the "trump six" is trump * 13 + this).
+_LOWEST_INDEX = {size: low - 2 for size, low in LOWEST_RANK.items()}
 _LOWEST_TRUMP = {
     (size, suit): Card.of(low, suit) for size, low in LOWEST_RANK.items() for suit in range(4)
 }
@@ -246,9 +248,10 @@ def waiting_for(state: State) -> tuple[int, ...]:
         waiting.append(state.defender)
     if len(state.attack) < state.limit:
         n, attacker = state.num_players, state.attacker
+        hands, ranks = state.hands, state.ranks
         for step in range(n):
             seat = (attacker + step) % n
-            if _can_throw_in(state, seat):
+            if hands[seat] & ranks and _can_throw_in(state, seat):
                 waiting.append(seat)
     return tuple(waiting)
 
@@ -271,13 +274,16 @@ def legal_actions(state: State, player: int) -> list[Action]:
         if not state.taking and None in state.defense:
             _defence_options(state, hand, actions)
     elif _can_throw_in(state, player):
-        for card in iter_cards(hand & state.ranks):
-            actions.append(ATTACK_ONE[card])
+        matching = hand & state.ranks
+        while matching:
+            low_bit = matching & -matching
+            actions.append(ATTACK_ONE[low_bit.bit_length() - 1])
+            matching ^= low_bit
         actions.append(PASS)
-    if state.rules.trump_swap and state.stock:
-        low = lowest_trump(state)
-        if hand >> low & 1 and state.trump_card != low:
-            actions.append(SWAP[low])
+    # Cheapest test first: most hands do not hold the lowest trump.
+    low = state.trump * 13 + _LOWEST_INDEX[state.rules.deck_size]
+    if hand >> low & 1 and state.stock and state.rules.trump_swap and state.trump_card != low:
+        actions.append(SWAP[low])
     return actions
 
 
@@ -324,10 +330,13 @@ def _defence_options(state: State, hand: int, actions: list[Action]) -> None:
     for attack_card, cover in zip(state.attack, state.defense, strict=True):
         if cover is None:
             beat_row = BEAT[attack_card]
-            for card in iter_cards(hand & beaters[attack_card]):
-                actions.append(beat_row[card])
+            options = hand & beaters[attack_card]
+            while options:
+                low_bit = options & -options
+                actions.append(beat_row[low_bit.bit_length() - 1])
+                options ^= low_bit
     actions.append(TAKE)
-    target = _transfer_target(state)
+    target = _transfer_target(state) if state.rules.transfer else None
     if target is not None:
         for card in iter_cards(hand & CARD_RANK_MASK[state.attack[0]]):
             actions.append(TRANSFER[card])
@@ -611,11 +620,8 @@ def _end_bout(state: State) -> State:
 
     # Refill: the leader first, then the others clockwise, the defender last.
     stock = state.stock
+    order = _draw_order(n, state.leader, defender)
     if stock:
-        leader = state.leader
-        order = [(leader + k) % n for k in range(n)]
-        order.remove(defender)
-        order.append(defender)
         for player in order:
             need = HAND_SIZE - hands[player].bit_count()
             if need <= 0:
@@ -633,11 +639,7 @@ def _end_bout(state: State) -> State:
             break
 
     if not stock:
-        leader = state.leader
-        draw_order = [(leader + k) % n for k in range(n)]
-        draw_order.remove(defender)
-        draw_order.append(defender)
-        newly_out = [p for p in draw_order if hands[p] == 0 and p not in out]
+        newly_out = [p for p in order if hands[p] == 0 and p not in out]
         if newly_out:
             out = (*out, *newly_out)
             log.extend(PlayerOut(p) for p in newly_out)
@@ -691,6 +693,19 @@ def _end_bout(state: State) -> State:
         ),
     )
     return new
+
+
+_DRAW_ORDERS: dict[tuple[int, int, int], tuple[int, ...]] = {}
+
+
+def _draw_order(n: int, leader: int, defender: int) -> tuple[int, ...]:
+    """The leader first, then the others clockwise, the defender last."""
+    key = (n, leader, defender)
+    found = _DRAW_ORDERS.get(key)
+    if found is None:
+        seats = [(leader + k) % n for k in range(n) if (leader + k) % n != defender]
+        found = _DRAW_ORDERS[key] = (*seats, defender)
+    return found
 
 
 def _next_holding(n: int, out: tuple[int, ...], player: int) -> int:

@@ -25,7 +25,8 @@ from ai import LEVELS, Budget, player
 from engine import Rules, apply, new_game, view, waiting_for
 
 MAX_ACTIONS = 5000
-"""A game still running after this many actions is abandoned (players can cycle)."""
+"""A game still running after this many actions is abandoned (a safety net only:
+players break cycles by themselves, see ``ai.cycles``)."""
 
 
 @dataclass

@@ -24,6 +24,7 @@ import random
 import time
 from dataclasses import dataclass
 
+from ai.cycles import progress_action
 from ai.levels import NormalPlayer, _check
 from ai.memory import Memory
 from ai.policy import NORMAL, Style, decide, playout, to_action
@@ -77,6 +78,9 @@ class HardPlayer:
                 return a  # the lowest trump for the face-up one: always a gain
         if len(legal) == 1:
             return legal[0]
+        progress = progress_action(view)
+        if progress is not None:
+            return progress  # a long run of taken bouts: see ai.cycles
         rng = random.Random(f"{self.seed}:{view.step}:{view.player}:{len(view.history)}")
         start = time.perf_counter()
         if view.num_players == 2 and view.stock_count == 0:

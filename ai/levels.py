@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+from ai.cycles import progress_action
 from ai.memory import Memory
 from ai.policy import (
     NORMAL,
@@ -86,6 +87,9 @@ class EasyPlayer:
         swap = _swap(view)
         if swap is not None:
             return swap
+        progress = progress_action(view)
+        if progress is not None:
+            return progress
         hand = mask_of(view.hand)
         trump = view.trump
         kind = role(view)
@@ -131,6 +135,9 @@ class NormalPlayer:
         swap = _swap(view)
         if swap is not None:
             return swap
+        progress = progress_action(view)
+        if progress is not None:
+            return progress
         style = self.style
         hand = mask_of(view.hand)
         trump = view.trump

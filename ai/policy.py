@@ -100,6 +100,29 @@ def defence_plan(hand: int, unbeaten: list[int], trump: int) -> list[tuple[int, 
     return plan
 
 
+def full_defence(hand: int, unbeaten: list[int], trump: int) -> list[tuple[int, int]] | None:
+    """An exact search for a way to cover every unbeaten card (few cards: cheap)."""
+    if not unbeaten:
+        return []
+    a = unbeaten[0]
+    m = hand & BEATERS[trump][a]
+    while m:
+        low = m & -m
+        m ^= low
+        rest = full_defence(hand & ~low, unbeaten[1:], trump)
+        if rest is not None:
+            return [(a, low.bit_length() - 1), *rest]
+    return None
+
+
+def is_top(card: int, elsewhere: int) -> bool:
+    """No higher card of ``card``'s suit is in ``elsewhere`` (cards still in play
+    outside the hand)."""
+    suit_top = (card // 13) * 13 + 12
+    higher = ((1 << (suit_top + 1)) - 1) & ~((1 << (card + 1)) - 1)
+    return not higher & elsewhere
+
+
 def too_costly(plan: list[tuple[int, int]], trump: int, stock_left: int, style: Style) -> bool:
     """Whether beating as ``plan`` says wastes too much strength this early."""
     if stock_left == 0:
@@ -267,6 +290,36 @@ def to_action(move: Move) -> Action:
     return SWAP_ACTION[a]
 
 
+def progress_move(sim: Sim, p: int) -> Move:
+    """Progress mode (see ``ai.cycles``) in a playout: lead the lowest card that is not
+    the top of its suit in play, never throw in, beat whenever the table can be
+    covered, never transfer."""
+    trump = sim.trump
+    hand = sim.hands[p]
+    if not sim.attack:
+        gone = sim.discard | hand
+        elsewhere = ~gone & ((1 << 52) - 1)
+        best = -1
+        m = hand
+        while m:
+            low = m & -m
+            m ^= low
+            c = low.bit_length() - 1
+            if is_top(c, elsewhere):
+                continue
+            if best < 0 or VALUE[trump][c] < VALUE[trump][best]:
+                best = c
+        return (LEAD, best if best >= 0 else lowest(hand, trump), -1)
+    if p == sim.defender and not sim.taking and NONE in sim.defense:
+        unbeaten = [a for a, d in zip(sim.attack, sim.defense, strict=True) if d == NONE]
+        plan = defence_plan(hand, unbeaten, trump) or full_defence(hand, unbeaten, trump)
+        if plan:
+            a, c = plan[0]
+            return (BEAT, a, c)
+        return (TAKE, -1, -1)
+    return (PASS, -1, -1)
+
+
 def play_step(sim: Sim, p: int, style: Style = NORMAL) -> None:
     """Make ``p`` (the acting player) play one heuristic move in ``sim``."""
     do(sim, p, decide(sim, p, style))
@@ -275,14 +328,25 @@ def play_step(sim: Sim, p: int, style: Style = NORMAL) -> None:
 def playout(sim: Sim, style: Style = NORMAL, max_steps: int = 1500) -> int | None:
     """Play ``sim`` to the end with the heuristic; the durak (None for a draw).
 
-    Heuristic players can cycle forever (everyone takes the same cards round and
-    round); after ``max_steps`` actions the player holding the most cards is taken
-    for the durak."""
+    Like the players (``ai.cycles``), the playout switches to progress mode after a
+    run of ``2 * n + 2`` bouts ended by a pick-up with no discard, draw or player out
+    in between, so it cannot cycle. ``max_steps`` stays as a plain safety bound: past
+    it the player holding the most cards is taken for the durak."""
+    limit = 2 * sim.n + 2
+    taken = 0
+    bout = sim.bout
+    key = (sim.discard, sim.sp, sim.out_mask)
     for _ in range(max_steps):
         if sim.over:
             return sim.durak
         p = sim.actor()
-        do(sim, p, decide(sim, p, style))
+        move = progress_move(sim, p) if taken >= limit else decide(sim, p, style)
+        do(sim, p, move)
+        if sim.bout != bout:
+            bout = sim.bout
+            now = (sim.discard, sim.sp, sim.out_mask)
+            taken = 0 if now != key else taken + 1
+            key = now
     if sim.over:
         return sim.durak
     sizes = [(h.bit_count(), -p) for p, h in enumerate(sim.hands) if not sim.out_mask >> p & 1]

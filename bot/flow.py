@@ -291,9 +291,8 @@ def play(
     notify_quiet: float,
 ) -> tuple[Table, Effects]:
     """A human's move from a hand button."""
-    table, state = _playing(table, game_id)
-    seat = table.seat_of(user_id)
-    if seat is None or table.seats[seat].computer:
+    table, state, seat = _seat_in_game(table, game_id, user_id)
+    if table.seats[seat].computer:
         raise FlowError("toast.not_in_game")
     if step != state.step:
         raise FlowError("toast.stale")
@@ -401,6 +400,15 @@ def on_timeout(
     return table, effects
 
 
+def _seat_in_game(table: Table | None, game_id: str, user_id: int) -> tuple[Table, State, int]:
+    """The running game and ``user_id``'s seat in it; a toast if they have none."""
+    table, state = _playing(table, game_id)
+    seat = table.seat_of(user_id)
+    if seat is None:
+        raise FlowError("toast.not_in_game")
+    return table, state, seat
+
+
 def take_back_seat(
     table: Table | None,
     game_id: str,
@@ -411,10 +419,7 @@ def take_back_seat(
     turn_timeout: float,
 ) -> tuple[Table, Effects]:
     """A player whose seat went to the computer after missed moves plays it again."""
-    table, state = _playing(table, game_id)
-    seat = table.seat_of(user_id)
-    if seat is None:
-        raise FlowError("toast.not_in_game")
+    table, state, seat = _seat_in_game(table, game_id, user_id)
     info = table.seats[seat]
     if info.left or info.ai is None:
         raise FlowError("toast.stale")  # they left for good, or already play it
@@ -437,10 +442,7 @@ def leave_game(
     turn_timeout: float,
 ) -> tuple[Table, Effects]:
     """The leaver is this game's durak; a computer plays the seat out."""
-    table, state = _playing(table, game_id)
-    seat = table.seat_of(user_id)
-    if seat is None:
-        raise FlowError("toast.not_in_game")
+    table, state, seat = _seat_in_game(table, game_id, user_id)
     info = table.seats[seat]
     info.left = True
     info.ai = "normal"

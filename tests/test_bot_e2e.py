@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -284,15 +285,7 @@ async def test_timers_fire_after_restart_and_hand_the_seat_to_ai(make_harness: A
         def game_over() -> bool:
             return any("Game over" in m.text for m in h.emu.messages(GROUP))
 
-        for _ in range(40):
-            if game_over():
-                break
-            before = (await h.table(GROUP)).state["step"]  # type: ignore[index]
-            h.clock.advance(61)
-            h.games.scheduler.wake()
-            await h.emu.wait_for(
-                lambda before=before: game_over() or visible_step(h, (ANN, BOB)) > before
-            )
+        await let_turns_time_out(h, until=game_over)
         assert any("Ann missed three moves" in m.text for m in h.emu.messages(GROUP))
         assert any("Bob missed three moves" in m.text for m in h.emu.messages(GROUP))
         assert game_over()
@@ -307,15 +300,7 @@ async def test_a_player_takes_their_seat_back_from_the_computer(make_harness: An
         def handed_over() -> bool:
             return any("Ann missed three moves" in m.text for m in h.emu.messages(GROUP))
 
-        for _ in range(40):  # nobody plays until Ann's seat goes to the computer
-            if handed_over():
-                break
-            before = (await h.table(GROUP)).state["step"]  # type: ignore[index]
-            h.clock.advance(61)
-            h.games.scheduler.wake()
-            await h.emu.wait_for(
-                lambda before=before: handed_over() or visible_step(h, (ANN, BOB)) > before
-            )
+        await let_turns_time_out(h, until=handed_over)
         assert handed_over()
         seat = next(s for s in (await h.table(GROUP)).seats if s.user_id == ANN)
         assert seat.ai == "normal" and not seat.left
@@ -335,6 +320,17 @@ async def test_a_player_takes_their_seat_back_from_the_computer(make_harness: An
         handle = await h.emu.user_sends_callback(ANN, ANN, hand.message_id, data)
         again = await handle.answer()
         assert again.text == "This button is out of date."
+
+
+async def let_turns_time_out(h: Harness, *, until: Callable[[], bool]) -> None:
+    """Nobody plays: advance the clock past each turn deadline until ``until()`` holds."""
+    for _ in range(40):
+        if until():
+            return
+        before = (await h.table(GROUP)).state["step"]  # type: ignore[index]
+        h.clock.advance(61)
+        h.games.scheduler.wake()
+        await h.emu.wait_for(lambda before=before: until() or visible_step(h, (ANN, BOB)) > before)
 
 
 def visible_step(h: Harness, users: tuple[int, ...]) -> int:

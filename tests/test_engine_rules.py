@@ -115,15 +115,19 @@ def test_later_games_the_dealers_left_neighbour_attacks() -> None:
     assert not any(isinstance(e, TrumpShown) for e in state.events)
 
 
+# The Spanish seed's example: players 1-4 are seats 0-3, spades trump (9♠ turned).
+SPANISH_EXAMPLE_HANDS = [
+    "10♥ 8♠ Q♣ 9♦ J♦ K♦",
+    "10♦ 6♥ 9♥ J♥ K♥ A♥",
+    "8♣ 6♣ 9♣ J♣ K♣ A♣",
+    "6♠ 7♥ 6♦ A♦ J♠ K♠",
+]
+
+
 def test_spanish_start_example_lowest_trump_six_attacks_left_neighbour() -> None:
     """9♠ is turned; player 4 holds 6♠, attacks player 1 (seat 0) at their left."""
     state = game(
-        [
-            "10♥ 8♠ Q♣ 9♦ J♦ K♦",
-            "10♦ 6♥ 9♥ J♥ K♥ A♥",
-            "8♣ 6♣ 9♣ J♣ K♣ A♣",
-            "6♠ 7♥ 6♦ A♦ J♠ K♠",
-        ],
+        SPANISH_EXAMPLE_HANDS,
         trump_card="9♠",
     )
     assert (state.attacker, state.defender) == (3, 0)
@@ -393,12 +397,7 @@ def test_spanish_example_full_bout_and_refill_order() -> None:
     """Spades trump; 4 attacks 1 with 7♥, 1 beats with 10♥; 2 adds 10♦, 1 beats with 8♠;
     3 adds 8♣, 1 beats with Q♣; bito; 4, 2, 3 draw, 1 draws last and attacks 2."""
     state = game(
-        [
-            "10♥ 8♠ Q♣ 9♦ J♦ K♦",
-            "10♦ 6♥ 9♥ J♥ K♥ A♥",
-            "8♣ 6♣ 9♣ J♣ K♣ A♣",
-            "6♠ 7♥ 6♦ A♦ J♠ K♠",
-        ],
+        SPANISH_EXAMPLE_HANDS,
         trump_card="9♠",
     )
     state = play(

@@ -9,10 +9,10 @@ legal-action lists without allocating.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar, Final
 
-from engine.cards import CARDS, Card
+from engine.cards import CARDS, Card, mask_of
 from engine.errors import ParseError
 
 
@@ -21,7 +21,12 @@ class Attack:
     """Lead a bout or throw in: one card, or several of one rank when leading."""
 
     cards: tuple[Card, ...]
+    mask: int = field(init=False, repr=False, compare=False)
+    """The cards as a bit mask (derived, for the engine's hot path)."""
     kind: ClassVar[str] = "attack"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mask", mask_of(self.cards))
 
     def __str__(self) -> str:
         return "attack " + " ".join(str(c) for c in self.cards)

@@ -111,8 +111,12 @@ BEATERS: Final = tuple(tuple(_beaters(t, c) for c in CARDS) for t in range(4))
 
 def deck_cards(deck_size: int) -> tuple[Card, ...]:
     """The cards of a 24, 36 or 52 card deck, ordered by suit then rank."""
-    low = LOWEST_RANK[deck_size]
-    return tuple(c for c in CARDS if c.rank >= low)
+    return _DECKS[deck_size]
+
+
+_DECKS: Final = {
+    size: tuple(c for c in CARDS if c.rank >= low) for size, low in LOWEST_RANK.items()
+}
 
 
 def mask_of(cards: Iterable[int]) -> int:

@@ -2,123 +2,113 @@
 
 Every event is public knowledge (no hidden card ever appears in one), so the whole
 history can go into every player's view, into the group message and into AI memory.
+
+Events are NamedTuples (built on the engine's hot path: a tuple is several times
+cheaper to create than a frozen dataclass). Each one ends with a ``kind`` field that
+has a fixed value per class, so events of different kinds never compare equal even
+when their other fields do (``Took(0) != Passed(0)``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import ClassVar
+from typing import Literal, NamedTuple
 
 from engine.cards import Card
 
 
-@dataclass(frozen=True, slots=True)
-class GameStarted:
+class GameStarted(NamedTuple):
     dealer: int
     trump_card: Card
     attacker: int
     defender: int
-    kind: ClassVar[str] = "game_started"
+    kind: Literal["game_started"] = "game_started"
 
 
-@dataclass(frozen=True, slots=True)
-class TrumpShown:
+class TrumpShown(NamedTuple):
     """A card shown to everyone: the lowest trump that decides the first attacker,
     or the dealer's last card when the deal uses the whole deck."""
 
     player: int
     card: Card
-    kind: ClassVar[str] = "trump_shown"
+    kind: Literal["trump_shown"] = "trump_shown"
 
 
-@dataclass(frozen=True, slots=True)
-class Attacked:
+class Attacked(NamedTuple):
     player: int
     cards: tuple[Card, ...]
-    kind: ClassVar[str] = "attacked"
+    kind: Literal["attacked"] = "attacked"
 
 
-@dataclass(frozen=True, slots=True)
-class Beaten:
+class Beaten(NamedTuple):
     player: int
     attack: Card
     card: Card
-    kind: ClassVar[str] = "beaten"
+    kind: Literal["beaten"] = "beaten"
 
 
-@dataclass(frozen=True, slots=True)
-class Transferred:
+class Transferred(NamedTuple):
     player: int
     card: Card
     to: int
-    kind: ClassVar[str] = "transferred"
+    kind: Literal["transferred"] = "transferred"
 
 
-@dataclass(frozen=True, slots=True)
-class Took:
+class Took(NamedTuple):
     """The defender declared that they take (throw-ins may still follow)."""
 
     player: int
-    kind: ClassVar[str] = "took"
+    kind: Literal["took"] = "took"
 
 
-@dataclass(frozen=True, slots=True)
-class Passed:
+class Passed(NamedTuple):
     player: int
-    kind: ClassVar[str] = "passed"
+    kind: Literal["passed"] = "passed"
 
 
-@dataclass(frozen=True, slots=True)
-class PickedUp:
+class PickedUp(NamedTuple):
     player: int
     cards: tuple[Card, ...]
-    kind: ClassVar[str] = "picked_up"
+    kind: Literal["picked_up"] = "picked_up"
 
 
-@dataclass(frozen=True, slots=True)
-class Discarded:
+class Discarded(NamedTuple):
     cards: tuple[Card, ...]
-    kind: ClassVar[str] = "discarded"
+    kind: Literal["discarded"] = "discarded"
 
 
-@dataclass(frozen=True, slots=True)
-class Drew:
+class Drew(NamedTuple):
     """``count`` cards from the stock; ``trump_card`` is set when the face-up trump
     card was among them (everyone sees who takes it)."""
 
     player: int
-    count: int
+    count: int  # type: ignore[assignment]  # shadows tuple.count: the stored name, kept
     trump_card: Card | None = None
-    kind: ClassVar[str] = "drew"
+    kind: Literal["drew"] = "drew"
 
 
-@dataclass(frozen=True, slots=True)
-class Swapped:
+class Swapped(NamedTuple):
     player: int
     gave: Card
     got: Card
-    kind: ClassVar[str] = "swapped"
+    kind: Literal["swapped"] = "swapped"
 
 
-@dataclass(frozen=True, slots=True)
-class BoutStarted:
+class BoutStarted(NamedTuple):
     attacker: int
     defender: int
     limit: int
-    kind: ClassVar[str] = "bout_started"
+    kind: Literal["bout_started"] = "bout_started"
 
 
-@dataclass(frozen=True, slots=True)
-class PlayerOut:
+class PlayerOut(NamedTuple):
     player: int
-    kind: ClassVar[str] = "player_out"
+    kind: Literal["player_out"] = "player_out"
 
 
-@dataclass(frozen=True, slots=True)
-class GameOver:
+class GameOver(NamedTuple):
     durak: int | None
     order: tuple[int, ...]
-    kind: ClassVar[str] = "game_over"
+    kind: Literal["game_over"] = "game_over"
 
 
 Event = (
@@ -139,7 +129,7 @@ Event = (
 )
 
 EVENT_TYPES: dict[str, type[Event]] = {
-    cls.kind: cls
+    cls._field_defaults["kind"]: cls
     for cls in (
         GameStarted, TrumpShown, Attacked, Beaten, Transferred, Took, Passed,
         PickedUp, Discarded, Drew, Swapped, BoutStarted, PlayerOut, GameOver,

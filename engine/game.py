@@ -8,8 +8,9 @@ play; players who are out are skipped everywhere.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from itertools import combinations
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from engine.actions import (
     ATTACK_ONE,
@@ -30,12 +31,12 @@ from engine.actions import (
 from engine.cards import (
     BEATERS,
     CARD_RANK_MASK,
+    CARDS,
     LOWEST_RANK,
     Card,
     cards_of,
     deck_cards,
     iter_cards,
-    mask_of,
 )
 from engine.errors import IllegalActionError, RulesError
 from engine.events import (
@@ -55,7 +56,7 @@ from engine.events import (
     Transferred,
     TrumpShown,
 )
-from engine.rules import FIRST_BOUT_MAX_CARDS, HAND_SIZE, MAX_BOUT_CARDS, Rules
+from engine.rules import FIRST_BOUT_MAX_CARDS, HAND_SIZE, MAX_BOUT_CARDS, MAX_PLAYERS, Rules
 from engine.state import State
 
 # _step and _end_bout build states positionally (the hot path): keep them in step with State.
@@ -65,6 +66,16 @@ assert State._fields == (
     "passed", "taking", "bout", "out", "over", "durak", "step", "events", "history",
 )  # fmt: skip
 _new_tuple = tuple.__new__
+
+# The hot path builds these events as plain tuples too (a third of the cost of calling
+# the class): keep the field orders in step.
+assert Attacked._fields == ("player", "cards", "kind")
+assert Beaten._fields == ("player", "attack", "card", "kind")
+assert Took._fields == Passed._fields == ("player", "kind")
+assert PickedUp._fields == ("player", "cards", "kind")
+assert Discarded._fields == ("cards", "kind")
+assert Drew._fields == ("player", "count", "trump_card", "kind")
+assert BoutStarted._fields == ("attacker", "defender", "limit", "kind")
 
 
 class GameResult(NamedTuple):
@@ -128,7 +139,7 @@ def new_game(
     trump = trump_card // 13
     attacker = (dealer + 1) % n
     if first_game:
-        holder = _lowest_trump_holder(hands, trump, rules.deck_size)
+        holder = _lowest_trump_holder(hands, trump)
         if holder is not None:
             player, card = holder
             attacker = player
@@ -169,13 +180,16 @@ def new_game(
     )
 
 
-def _lowest_trump_holder(hands: list[int], trump: int, deck_size: int) -> tuple[int, Card] | None:
-    for rank in range(LOWEST_RANK[deck_size], 15):
-        card = Card.of(rank, trump)
-        for player, hand in enumerate(hands):
-            if hand >> card & 1:
-                return player, card
-    return None
+def _lowest_trump_holder(hands: list[int], trump: int) -> tuple[int, Card] | None:
+    """Who holds the lowest trump dealt, and that card (None if no trump was dealt)."""
+    best: tuple[int, int] | None = None
+    for player, hand in enumerate(hands):
+        trumps = hand >> trump * 13 & _SUIT_CHUNK
+        if trumps:
+            index = (trumps & -trumps).bit_length() - 1
+            if best is None or index < best[1]:
+                best = (player, index)
+    return None if best is None else (best[0], CARDS[trump * 13 + best[1]])
 
 
 # Index of the lowest rank within a suit (the "trump six" is trump * 13 + this).
@@ -193,36 +207,38 @@ def lowest_trump(state: State) -> Card:
 # --- who is in play -------------------------------------------------------------------
 
 
-def _in_play(state: State, player: int) -> bool:
-    """Still part of the game: not out, and either holding cards or able to draw."""
-    return player not in state.out and (state.hands[player] != 0 or bool(state.stock))
-
-
 def _left_of(state: State, player: int) -> int:
     """The next seat clockwise after ``player`` still in play (``player`` if none)."""
-    n = state.num_players
+    return _next_in_play(state.num_players, state.out, state.hands, state.stock, player)
+
+
+def _next_in_play(
+    n: int, out: tuple[int, ...], hands: tuple[int, ...], stock: tuple[Card, ...], player: int
+) -> int:
+    """The next seat clockwise after ``player`` still in play (``player`` if none): not
+    out, and either holding cards or able to draw."""
     for step in range(1, n):
         seat = (player + step) % n
-        if _in_play(state, seat):
+        if seat not in out and (hands[seat] != 0 or stock):
             return seat
     return player
 
 
-def _may_throw_in(state: State, player: int) -> bool:
-    """Whether ``player``'s seat may add cards to this bout (ignoring hand and limit)."""
-    if player == state.defender or player in state.out:
-        return False
-    if state.rules.throw_in == "all":
-        return True
-    return player == state.attacker or player == _left_of(state, state.defender)
-
-
 def _can_throw_in(state: State, player: int) -> bool:
+    """Whether ``player`` may add a card to this bout now: not the defender, not out,
+    not passed since the last new rank, a matching card in hand, room on the table, and
+    a seat that may throw in (every attacker, or only the defender's two neighbours)."""
     return (
-        not state.passed >> player & 1
+        state.hands[player] & state.ranks != 0
+        and not state.passed >> player & 1
         and len(state.attack) < state.limit
-        and state.hands[player] & state.ranks != 0
-        and _may_throw_in(state, player)
+        and player != state.defender
+        and player not in state.out
+        and (
+            state.rules.throw_in == "all"
+            or player == state.attacker
+            or player == _left_of(state, state.defender)
+        )
     )
 
 
@@ -243,17 +259,29 @@ def waiting_for(state: State) -> tuple[int, ...]:
         return ()
     if not state.attack:
         return (state.attacker,)
-    waiting: list[int] = []
-    if not state.taking and None in state.defense:
-        waiting.append(state.defender)
+    defender = state.defender
+    waiting = [defender] if not state.taking and None in state.defense else []
     if len(state.attack) < state.limit:
-        n, attacker = state.num_players, state.attacker
-        hands, ranks = state.hands, state.ranks
-        for step in range(n):
-            seat = (attacker + step) % n
-            if hands[seat] & ranks and _can_throw_in(state, seat):
+        attacker, hands, ranks, passed = state.attacker, state.hands, state.ranks, state.passed
+        out = state.out
+        everyone = state.rules.throw_in == "all"
+        for seat in _CLOCKWISE[state.num_players][attacker]:
+            if (
+                hands[seat] & ranks
+                and seat != defender
+                and not passed >> seat & 1
+                and seat not in out
+                and (everyone or seat == attacker or seat == _left_of(state, defender))
+            ):
                 waiting.append(seat)
     return tuple(waiting)
+
+
+# _CLOCKWISE[n][seat]: every seat of an n-player table clockwise, from ``seat``.
+_CLOCKWISE: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+    tuple(tuple((first + k) % n for k in range(n)) for first in range(n))
+    for n in range(MAX_PLAYERS + 1)
+)
 
 
 # --- legal actions --------------------------------------------------------------------
@@ -272,7 +300,21 @@ def legal_actions(state: State, player: int) -> list[Action]:
             _lead_options(state, hand, actions)
     elif player == state.defender:
         if not state.taking and None in state.defense:
-            _defence_options(state, hand, actions)
+            beaters = BEATERS[state.trump]
+            attack = state.attack
+            for index, cover in enumerate(state.defense):
+                if cover is None:
+                    attack_card = attack[index]
+                    beat_row = BEAT[attack_card]
+                    options = hand & beaters[attack_card]
+                    while options:
+                        low_bit = options & -options
+                        actions.append(beat_row[low_bit.bit_length() - 1])
+                        options ^= low_bit
+            actions.append(TAKE)
+            if state.rules.variant == "perevodnoy" and _transfer_target(state) is not None:
+                same_rank = hand & CARD_RANK_MASK[state.attack[0]]
+                actions.extend(TRANSFER[card] for card in iter_cards(same_rank))
     elif _can_throw_in(state, player):
         matching = hand & state.ranks
         while matching:
@@ -280,66 +322,63 @@ def legal_actions(state: State, player: int) -> list[Action]:
             actions.append(ATTACK_ONE[low_bit.bit_length() - 1])
             matching ^= low_bit
         actions.append(PASS)
-    # Cheapest test first: most hands do not hold the lowest trump.
-    low = state.trump * 13 + _LOWEST_INDEX[state.rules.deck_size]
-    if hand >> low & 1 and state.stock and state.rules.trump_swap and state.trump_card != low:
-        actions.append(SWAP[low])
+    if state.stock:  # the swap needs a face-up trump card still in the stock
+        low = state.trump * 13 + _LOWEST_INDEX[state.rules.deck_size]
+        if hand >> low & 1 and state.rules.trump_swap and state.trump_card != low:
+            actions.append(SWAP[low])
     return actions
 
 
 def _lead_options(state: State, hand: int, actions: list[Action]) -> None:
-    seen_ranks = 0
-    repeated_ranks = 0
-    while hand:
-        low = hand & -hand
-        card = low.bit_length() - 1
-        actions.append(ATTACK_ONE[card])
-        rank_mask = CARD_RANK_MASK[card]
-        if seen_ranks & rank_mask:
-            repeated_ranks |= rank_mask
-        seen_ranks |= rank_mask
-        hand ^= low
-    if repeated_ranks and state.rules.multi_card_lead and state.limit >= 2:
-        hand = state.hands[state.attacker]
-        while repeated_ranks:
-            low = repeated_ranks & -repeated_ranks
-            rank_mask = CARD_RANK_MASK[low.bit_length() - 1]
-            actions.extend(_multi_leads(hand & rank_mask, state.limit))
-            repeated_ranks &= ~rank_mask
+    # A hand is four 13-bit suit chunks; each chunk's single-card leads are cached.
+    suit0, suit1 = hand & _SUIT_CHUNK, hand >> 13 & _SUIT_CHUNK
+    suit2, suit3 = hand >> 26 & _SUIT_CHUNK, hand >> 39
+    if suit0:
+        actions += _LEADS[0].get(suit0) or _single_leads(0, suit0)
+    if suit1:
+        actions += _LEADS[1].get(suit1) or _single_leads(1, suit1)
+    if suit2:
+        actions += _LEADS[2].get(suit2) or _single_leads(2, suit2)
+    if suit3:
+        actions += _LEADS[3].get(suit3) or _single_leads(3, suit3)
+    # Ranks held in two or more suits (bit i: rank index i).
+    repeated = suit0 & suit1 | (suit0 | suit1) & suit2 | (suit0 | suit1 | suit2) & suit3
+    limit = state.limit
+    if repeated and limit >= 2 and state.rules.multi_card_lead:
+        known_leads = _MULTI_LEADS[limit]
+        while repeated:
+            low = repeated & -repeated
+            same_rank = hand & _RANK_COLUMN << (low.bit_length() - 1)
+            actions += known_leads.get(same_rank) or _multi_leads(same_rank, limit)
+            repeated ^= low
 
 
-_MULTI_LEADS: dict[tuple[int, int], tuple[Attack, ...]] = {}
+_SUIT_CHUNK = (1 << 13) - 1
+_RANK_COLUMN = 1 | 1 << 13 | 1 << 26 | 1 << 39  # the four cards of rank index 0
+_LEADS: tuple[dict[int, tuple[Attack, ...]], ...] = ({}, {}, {}, {})
+"""Per suit: the single-card leads of each set of that suit's cards (at most 2**13)."""
+
+
+def _single_leads(suit: int, chunk: int) -> tuple[Attack, ...]:
+    found = _LEADS[suit][chunk] = tuple(ATTACK_ONE[suit * 13 + c] for c in iter_cards(chunk))
+    return found
+
+
+# _MULTI_LEADS[limit][same_rank]: the leads of 2+ cards of one rank, found so far.
+_MULTI_LEADS: tuple[dict[int, tuple[Attack, ...]], ...] = tuple(
+    {} for _ in range(MAX_BOUT_CARDS + 1)
+)
 
 
 def _multi_leads(same_rank: int, limit: int) -> tuple[Attack, ...]:
     """Every lead of 2+ cards from ``same_rank`` (cards of one rank), at most ``limit``."""
-    key = (same_rank, limit)
-    found = _MULTI_LEADS.get(key)
-    if found is None:
-        cards = cards_of(same_rank)
-        found = _MULTI_LEADS[key] = tuple(
-            attack_of(combo)
-            for size in range(2, min(len(cards), limit) + 1)
-            for combo in combinations(cards, size)
-        )
+    cards = cards_of(same_rank)
+    found = _MULTI_LEADS[limit][same_rank] = tuple(
+        attack_of(combo)
+        for size in range(2, min(len(cards), limit) + 1)
+        for combo in combinations(cards, size)
+    )
     return found
-
-
-def _defence_options(state: State, hand: int, actions: list[Action]) -> None:
-    beaters = BEATERS[state.trump]
-    for attack_card, cover in zip(state.attack, state.defense, strict=True):
-        if cover is None:
-            beat_row = BEAT[attack_card]
-            options = hand & beaters[attack_card]
-            while options:
-                low_bit = options & -options
-                actions.append(beat_row[low_bit.bit_length() - 1])
-                options ^= low_bit
-    actions.append(TAKE)
-    target = _transfer_target(state) if state.rules.transfer else None
-    if target is not None:
-        for card in iter_cards(hand & CARD_RANK_MASK[state.attack[0]]):
-            actions.append(TRANSFER[card])
 
 
 def _transfer_target(state: State) -> int | None:
@@ -362,81 +401,85 @@ def _transfer_target(state: State) -> int | None:
 
 def apply(state: State, player: int, action: Action) -> State:
     """The state after ``player`` takes ``action``; ``IllegalActionError`` if not legal."""
-    if not is_legal(state, player, action):
+    kind = _KINDS.get(type(action))
+    if (
+        kind is None
+        or state.over
+        or not 0 <= player < state.num_players
+        or not kind[0](state, player, action)
+    ):
         raise IllegalActionError(_why_illegal(state, player, action, legal_actions(state, player)))
-    if isinstance(action, Attack):
-        return _attack(state, player, action.cards)
-    if isinstance(action, Beat):
-        return _beat(state, player, action.attack, action.card)
-    if isinstance(action, Take):
-        return _step(state, (Took(player),), taking=True)
-    if isinstance(action, Pass):
-        return _step(state, (Passed(player),), passed=state.passed | 1 << player)
-    if isinstance(action, Transfer):
-        return _transfer(state, player, action.card)
-    return _swap(state, player, action)
+    return kind[1](state, player, action)
 
 
 def is_legal(state: State, player: int, action: Action) -> bool:
     """``action in legal_actions(state, player)``, decided without listing them all."""
-    if state.over or not 0 <= player < state.num_players:
+    kind = _KINDS.get(type(action))
+    return (
+        kind is not None
+        and not state.over
+        and 0 <= player < state.num_players
+        and kind[0](state, player, action)
+    )
+
+
+# Each action type's legality check (for a game not over and a valid seat) and effect;
+# one dictionary lookup replaces a chain of isinstance tests on the hot path.
+
+
+def _attack_legal(state: State, player: int, action: Attack) -> bool:
+    cards, mask = action.cards, action.mask
+    single = len(cards) == 1
+    if state.hands[player] & mask != mask or (not single and mask.bit_count() != len(cards)):
+        return False  # a card not held, or one card twice
+    if not state.attack:
+        return (
+            player == state.attacker
+            and mask & ~CARD_RANK_MASK[cards[0]] == 0  # one rank
+            and (single or (state.rules.multi_card_lead and len(cards) <= state.limit))
+        )
+    return single and mask & state.ranks != 0 and _can_throw_in(state, player)
+
+
+def _beat_legal(state: State, player: int, action: Beat) -> bool:
+    if player != state.defender or state.taking or not state.hands[player] >> action.card & 1:
         return False
-    hand = state.hands[player]
-    if isinstance(action, Attack):
-        cards = action.cards
-        if len(cards) == 1:
-            mask = 1 << cards[0]
-        else:
-            mask = mask_of(cards)
-            if len(set(cards)) != len(cards):
-                return False
-        if hand & mask != mask:
-            return False
-        if not state.attack:
-            return (
-                player == state.attacker
-                and all(c.rank == cards[0].rank for c in cards)
-                and (len(cards) == 1 or (state.rules.multi_card_lead and len(cards) <= state.limit))
-            )
-        return (
-            len(cards) == 1
-            and player != state.defender
-            and mask & state.ranks != 0
-            and _can_throw_in(state, player)
-        )
-    if isinstance(action, Beat):
-        if player != state.defender or state.taking or not hand >> action.card & 1:
-            return False
-        try:
-            index = state.attack.index(action.attack)
-        except ValueError:
-            return False
-        return (
-            state.defense[index] is None
-            and BEATERS[state.trump][action.attack] >> action.card & 1 == 1
-        )
-    if isinstance(action, Take):
-        return player == state.defender and not state.taking and None in state.defense
-    if isinstance(action, Pass):
-        return bool(state.attack) and player != state.defender and _can_throw_in(state, player)
-    if isinstance(action, Transfer):
-        return (
-            player == state.defender
-            and bool(state.attack)
-            and not state.taking
-            and (hand & CARD_RANK_MASK[state.attack[0]]) >> action.card & 1 == 1
-            and _transfer_target(state) is not None
-        )
-    if isinstance(action, Swap):
-        low = lowest_trump(state)
-        return (
-            state.rules.trump_swap
-            and bool(state.stock)
-            and action.card == low
-            and hand >> low & 1 == 1
-            and state.trump_card != low
-        )
-    return False
+    try:
+        index = state.attack.index(action.attack)
+    except ValueError:
+        return False
+    return (
+        state.defense[index] is None and BEATERS[state.trump][action.attack] >> action.card & 1 == 1
+    )
+
+
+def _take_legal(state: State, player: int, action: Take) -> bool:
+    return player == state.defender and not state.taking and None in state.defense
+
+
+def _pass_legal(state: State, player: int, action: Pass) -> bool:
+    return bool(state.attack) and player != state.defender and _can_throw_in(state, player)
+
+
+def _transfer_legal(state: State, player: int, action: Transfer) -> bool:
+    return (
+        player == state.defender
+        and bool(state.attack)
+        and not state.taking
+        and (state.hands[player] & CARD_RANK_MASK[state.attack[0]]) >> action.card & 1 == 1
+        and _transfer_target(state) is not None
+    )
+
+
+def _swap_legal(state: State, player: int, action: Swap) -> bool:
+    low = lowest_trump(state)
+    return (
+        state.rules.trump_swap
+        and bool(state.stock)
+        and action.card == low
+        and state.hands[player] >> low & 1 == 1
+        and state.trump_card != low
+    )
 
 
 def _why_illegal(state: State, player: int, action: object, legal: list[Action]) -> str:
@@ -449,48 +492,84 @@ def _why_illegal(state: State, player: int, action: object, legal: list[Action])
 
 
 def _remove(state: State, player: int, mask: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    hands, known, keep = state.hands, state.known, ~mask
-    return (
-        (*hands[:player], hands[player] & keep, *hands[player + 1 :]),
-        (*known[:player], known[player] & keep, *known[player + 1 :]),
-    )
+    """Hands and known cards with ``mask`` gone from ``player``'s."""
+    hands = list(state.hands)
+    hands[player] &= ~mask
+    known = state.known
+    if known[player] & mask:  # rarely: most played cards were not known to be held
+        known_list = list(known)
+        known_list[player] &= ~mask
+        known = tuple(known_list)
+    return tuple(hands), known
 
 
-def _attack(state: State, player: int, cards: tuple[Card, ...]) -> State:
-    mask = mask_of(cards)
-    hands, known = _remove(state, player, mask)
+def _attack(state: State, player: int, action: Attack) -> State:
+    cards = action.cards
+    hands, known = _remove(state, player, action.mask)
     ranks = state.ranks | CARD_RANK_MASK[cards[0]]
     passed = state.passed if ranks == state.ranks else 0
+    events = (_new_tuple(Attacked, (player, cards, "attacked")),)
+    attack = state.attack + cards
+    defense = state.defense + (None,) * len(cards)
+    if not state.taking:  # an unbeaten card now lies on the table: the bout goes on
+        return _table_step(state, events, hands, known, attack, defense, ranks, passed)
     return _step(
         state,
-        (Attacked(player, cards),),
+        events,
         hands=hands,
         known=known,
-        attack=state.attack + cards,
-        defense=state.defense + (None,) * len(cards),
-        ranks=ranks,
-        passed=passed,
-    )
-
-
-def _beat(state: State, player: int, attack_card: Card, card: Card) -> State:
-    hands, known = _remove(state, player, 1 << card)
-    index = state.attack.index(attack_card)
-    defense = (*state.defense[:index], card, *state.defense[index + 1 :])
-    ranks = state.ranks | CARD_RANK_MASK[card]
-    passed = state.passed if ranks == state.ranks else 0
-    return _step(
-        state,
-        (Beaten(player, attack_card, card),),
-        hands=hands,
-        known=known,
+        attack=attack,
         defense=defense,
         ranks=ranks,
         passed=passed,
     )
 
 
-def _transfer(state: State, player: int, card: Card) -> State:
+def _beat(state: State, player: int, action: Beat) -> State:
+    attack_card, card = action.attack, action.card
+    hands, known = _remove(state, player, 1 << card)
+    covers = list(state.defense)
+    covers[state.attack.index(attack_card)] = card
+    defense = tuple(covers)
+    ranks = state.ranks | CARD_RANK_MASK[card]
+    passed = state.passed if ranks == state.ranks else 0
+    events = (_new_tuple(Beaten, (player, attack_card, card, "beaten")),)
+    if None in defense:  # cards still unbeaten: the bout goes on
+        return _table_step(state, events, hands, known, state.attack, defense, ranks, passed)
+    return _step(
+        state, events, hands=hands, known=known, defense=defense, ranks=ranks, passed=passed
+    )
+
+
+def _table_step(
+    state: State,
+    events: tuple[Event, ...],
+    hands: tuple[int, ...],
+    known: tuple[int, ...],
+    attack: tuple[Card, ...],
+    defense: tuple[Card | None, ...],
+    ranks: int,
+    passed: int,
+) -> State:
+    """A step that only moves a card from a hand to the table while an unbeaten card
+    stays there, so the bout cannot end: the hottest path, built directly."""
+    (
+        rules, n, dealer, trump, trump_card, stock, _, _, discard, _, _, _, leader, attacker,
+        defender, limit, _, taking, bout, out, over, durak, step, _, history,
+    ) = state  # fmt: skip
+    new: State = _new_tuple(
+        State,
+        (
+            rules, n, dealer, trump, trump_card, stock, hands, known, discard,
+            attack, defense, ranks, leader, attacker, defender, limit,
+            passed, taking, bout, out, over, durak, step + 1, events, (history, events),
+        ),
+    )  # fmt: skip
+    return new
+
+
+def _transfer(state: State, player: int, action: Transfer) -> State:
+    card = action.card
     target = _transfer_target(state)
     assert target is not None  # legal_actions offered the transfer
     hands, known = _remove(state, player, 1 << card)
@@ -525,6 +604,25 @@ def _swap(state: State, player: int, action: Swap) -> State:
     )
 
 
+def _take(state: State, player: int, action: Take) -> State:
+    return _step(state, (_new_tuple(Took, (player, "took")),), taking=True)
+
+
+def _pass(state: State, player: int, action: Pass) -> State:
+    passed = state.passed | 1 << player
+    return _step(state, (_new_tuple(Passed, (player, "passed")),), passed=passed)
+
+
+_KINDS: dict[type, tuple[Callable[[State, int, Any], bool], Callable[[State, int, Any], State]]] = {
+    Attack: (_attack_legal, _attack),
+    Beat: (_beat_legal, _beat),
+    Take: (_take_legal, _take),
+    Pass: (_pass_legal, _pass),
+    Transfer: (_transfer_legal, _transfer),
+    Swap: (_swap_legal, _swap),
+}
+
+
 def _step(
     state: State,
     events: tuple[Event, ...],
@@ -543,97 +641,143 @@ def _step(
     taking: bool | None = None,
 ) -> State:
     """One step: the given fields change (the rest stay), then the bout ends if nobody
-    can or will add anything more. Built positionally: this is the engine's hot path."""
+    can or will add anything more. This is the engine's hot path: the new fields stay
+    local until we know which state to build, and states are built positionally."""
+    (
+        rules, n, dealer, trump, old_trump_card, old_stock, old_hands, old_known, discard,
+        old_attack, old_defense, old_ranks, leader, old_attacker, old_defender, old_limit,
+        old_passed, old_taking, bout, out, over, durak, step, _, history,
+    ) = state  # fmt: skip
+    if trump_card is None:
+        trump_card = old_trump_card
+    if stock is None:
+        stock = old_stock
+    if hands is None:
+        hands = old_hands
+    if known is None:
+        known = old_known
+    if attack is None:
+        attack = old_attack
+    if defense is None:
+        defense = old_defense
+    if ranks is None:
+        ranks = old_ranks
+    if attacker is None:
+        attacker = old_attacker
+    if defender is None:
+        defender = old_defender
+    if limit is None:
+        limit = old_limit
+    if passed is None:
+        passed = old_passed
+    if taking is None:
+        taking = old_taking
+    if (
+        attack
+        and (taking or None not in defense)
+        and (
+            (not taking and hands[defender] == 0)
+            or not _anyone_can_throw_in(
+                state, stock, hands, attacker, defender, len(attack), limit, ranks, passed
+            )
+        )
+    ):
+        return _end_bout(
+            state, events, trump_card, stock, hands, known, attack, defense, defender, taking
+        )
     new: State = _new_tuple(
         State,
         (
-            state.rules,
-            state.num_players,
-            state.dealer,
-            state.trump,
-            state.trump_card if trump_card is None else trump_card,
-            state.stock if stock is None else stock,
-            state.hands if hands is None else hands,
-            state.known if known is None else known,
-            state.discard,
-            state.attack if attack is None else attack,
-            state.defense if defense is None else defense,
-            state.ranks if ranks is None else ranks,
-            state.leader,
-            state.attacker if attacker is None else attacker,
-            state.defender if defender is None else defender,
-            state.limit if limit is None else limit,
-            state.passed if passed is None else passed,
-            state.taking if taking is None else taking,
-            state.bout,
-            state.out,
-            state.over,
-            state.durak,
-            state.step + 1,
-            events,
-            (state.history, events),
+            rules, n, dealer, trump, trump_card, stock, hands, known, discard,
+            attack, defense, ranks, leader, attacker, defender, limit,
+            passed, taking, bout, out, over, durak, step + 1, events, (history, events),
         ),
-    )
-    if new.attack and (new.taking or None not in new.defense):
-        defender_done = not new.taking and new.hands[new.defender] == 0
-        if defender_done or not _anyone_can_throw_in(new):
-            return _end_bout(new)
+    )  # fmt: skip
     return new
 
 
-def _anyone_can_throw_in(state: State) -> bool:
-    if len(state.attack) >= state.limit:
+def _anyone_can_throw_in(
+    state: State,
+    stock: tuple[Card, ...],
+    hands: tuple[int, ...],
+    attacker: int,
+    defender: int,
+    table_size: int,
+    limit: int,
+    ranks: int,
+    passed: int,
+) -> bool:
+    """Whether some attacker may still add a card (the state's other fields are current)."""
+    if table_size >= limit:
         return False
-    ranks, passed, defender = state.ranks, state.passed, state.defender
-    for player, hand in enumerate(state.hands):
+    out = state.out
+    everyone = state.rules.throw_in == "all"
+    for player, hand in enumerate(hands):
         if (
             hand & ranks
             and player != defender
             and not passed >> player & 1
-            and _may_throw_in(state, player)
+            and player not in out
+            and (
+                everyone
+                or player == attacker
+                or player == _next_in_play(state.num_players, out, hands, stock, defender)
+            )
         ):
             return True
     return False
 
 
-def _end_bout(state: State) -> State:
-    """Close the bout ``state`` is in: pick up or discard, refill, find who is out."""
-    assert state.history is not None
+def _end_bout(
+    state: State,
+    events: tuple[Event, ...],
+    trump_card: Card,
+    stock: tuple[Card, ...],
+    old_hands: tuple[int, ...],
+    known: tuple[int, ...],
+    attack: tuple[Card, ...],
+    defense: tuple[Card | None, ...],
+    defender: int,
+    taking: bool,
+) -> State:
+    """The step after ``state`` that closes its bout (``events`` and the fields given
+    are that step's): pick up or discard, refill, find who is out, start the next bout."""
     n = state.num_players
-    defender = state.defender
-    table = state.attack + tuple([c for c in state.defense if c is not None])
+    if None in defense:  # taken with cards unbeaten
+        table = attack + tuple([c for c in defense if c is not None])
+    else:
+        table = attack + defense  # type: ignore[operator]  # no None left
     table_mask = 0
     for card in table:
         table_mask |= 1 << card
-    hands = list(state.hands)
-    known = state.known
+    hands = list(old_hands)
     discard = state.discard
     out = state.out
-    log: list[Event] = list(state.events)
-    if state.taking:
+    log: list[Event] = list(events)
+    if taking:
         hands[defender] |= table_mask
         known = (*known[:defender], known[defender] | table_mask, *known[defender + 1 :])
-        log.append(PickedUp(defender, table))
+        log.append(_new_tuple(PickedUp, (defender, table, "picked_up")))
     else:
         discard |= table_mask
-        log.append(Discarded(table))
+        log.append(_new_tuple(Discarded, (table, "discarded")))
 
     # Refill: the leader first, then the others clockwise, the defender last.
-    stock = state.stock
-    order = _draw_order(n, state.leader, defender)
+    order = _DRAW_ORDERS[n][state.leader][defender]
     if stock:
         for player in order:
             need = HAND_SIZE - hands[player].bit_count()
             if need <= 0:
                 continue
             drawn, stock = stock[:need], stock[need:]
+            hand = hands[player]
             for card in drawn:
-                hands[player] |= 1 << card
+                hand |= 1 << card
+            hands[player] = hand
             if stock:
-                log.append(Drew(player, len(drawn)))
+                log.append(_new_tuple(Drew, (player, len(drawn), None, "drew")))
                 continue
             # The stock is empty now: everyone sees who took the face-up trump card.
-            trump_card = state.trump_card
             known = (*known[:player], known[player] | 1 << trump_card, *known[player + 1 :])
             log.append(Drew(player, len(drawn), trump_card))
             break
@@ -654,13 +798,14 @@ def _end_bout(state: State) -> State:
         attacker = new_defender = state.attacker
         limit = 0
     else:
-        if state.taking or hands[defender] == 0:
-            attacker = _next_holding(n, out, defender)
+        # Taking (or having no cards left) loses the turn to lead.
+        if taking or hands[defender] == 0:
+            attacker = (defender + 1) % n if not out else _next_holding(n, out, defender)
         else:
             attacker = defender
-        new_defender = _next_holding(n, out, attacker)
+        new_defender = (attacker + 1) % n if not out else _next_holding(n, out, attacker)
         limit = min(MAX_BOUT_CARDS, hands[new_defender].bit_count())
-        log.append(BoutStarted(attacker, new_defender, limit))
+        log.append(_new_tuple(BoutStarted, (attacker, new_defender, limit, "bout_started")))
     final = tuple(log)
     new: State = _new_tuple(
         State,
@@ -669,7 +814,7 @@ def _end_bout(state: State) -> State:
             n,
             state.dealer,
             state.trump,
-            state.trump_card,
+            trump_card,
             stock,
             tuple(hands),
             known,
@@ -687,25 +832,25 @@ def _end_bout(state: State) -> State:
             out,
             over,
             durak,
-            state.step,
+            state.step + 1,
             final,
-            (state.history[0], final),
+            (state.history, final),
         ),
     )
     return new
 
 
-_DRAW_ORDERS: dict[tuple[int, int, int], tuple[int, ...]] = {}
-
-
 def _draw_order(n: int, leader: int, defender: int) -> tuple[int, ...]:
     """The leader first, then the others clockwise, the defender last."""
-    key = (n, leader, defender)
-    found = _DRAW_ORDERS.get(key)
-    if found is None:
-        seats = [(leader + k) % n for k in range(n) if (leader + k) % n != defender]
-        found = _DRAW_ORDERS[key] = (*seats, defender)
-    return found
+    seats = [(leader + k) % n for k in range(n) if (leader + k) % n != defender]
+    return (*seats, defender)
+
+
+# _DRAW_ORDERS[n][leader][defender]
+_DRAW_ORDERS: tuple[tuple[tuple[tuple[int, ...], ...], ...], ...] = tuple(
+    tuple(tuple(_draw_order(n, leader, d) for d in range(n)) for leader in range(n))
+    for n in range(MAX_PLAYERS + 1)
+)
 
 
 def _next_holding(n: int, out: tuple[int, ...], player: int) -> int:

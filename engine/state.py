@@ -8,7 +8,6 @@ players and computer players only ever get ``engine.view``.
 from __future__ import annotations
 
 import json
-from dataclasses import fields
 from typing import Any, NamedTuple
 
 from engine.cards import CARDS, Card, cards_of, mask_of
@@ -179,24 +178,27 @@ _CARDS_FIELDS = frozenset({"cards"})
 
 def event_to_dict(event: Event) -> dict[str, Any]:
     data: dict[str, Any] = {"type": event.kind}
-    for f in fields(event):
-        data[f.name] = _encode(getattr(event, f.name))
+    for name, value in zip(event._fields, event, strict=True):
+        if name != "kind":
+            data[name] = _encode(value)
     return data
 
 
 def event_from_dict(data: dict[str, Any]) -> Event:
     cls = EVENT_TYPES[data["type"]]
     kwargs: dict[str, Any] = {}
-    for f in fields(cls):
-        raw = data[f.name]
-        if f.name in _CARD_FIELDS:
-            kwargs[f.name] = None if raw is None else Card.parse(raw)
-        elif f.name in _CARDS_FIELDS:
-            kwargs[f.name] = tuple(Card.parse(c) for c in raw)
-        elif f.name == "order":
-            kwargs[f.name] = tuple(int(p) for p in raw)
+    for name in cls._fields:
+        if name == "kind":
+            continue
+        raw = data[name]
+        if name in _CARD_FIELDS:
+            kwargs[name] = None if raw is None else Card.parse(raw)
+        elif name in _CARDS_FIELDS:
+            kwargs[name] = tuple(Card.parse(c) for c in raw)
+        elif name == "order":
+            kwargs[name] = tuple(int(p) for p in raw)
         else:
-            kwargs[f.name] = raw
+            kwargs[name] = raw
     return cls(**kwargs)
 
 

@@ -99,7 +99,7 @@ def test_view_graph_holds_no_state_and_no_hidden_card(preset: str) -> None:
         public = 0  # every card that has been face up so far
         while not state.over:
             for event in state.events:
-                for value in dataclasses.astuple(event):
+                for value in event:
                     items = value if isinstance(value, tuple) else (value,)
                     public |= mask_of(c for c in items if isinstance(c, Card))
             for p in range(n):

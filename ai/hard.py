@@ -2,12 +2,14 @@
 
 * Memory: the view's public record (discard pile, cards everyone knows each player
   holds, including the face-up trump card and who drew it) plus ``Memory``'s
-  inferences (what a player who took probably lacks).
+  inferences (what a player probably lacks, from how it took, beat and led; whether
+  its moves so far all fit the simplest rule-of-thumb play).
 * Worlds: the unseen cards are dealt at random to the other players' unknown slots
   and the stock, consistently with all of that (``engine.worlds`` validates and builds
-  the hypothetical state; inferred "lacks" steer the deal but never contradict it).
+  the hypothetical state; inferred "hints" steer the deal but never contradict it).
 * Search: perfect-information Monte Carlo. Every candidate action is tried in the
-  same sampled worlds and each world is played out by the Normal heuristic; late in a
+  same sampled worlds and each world is played out by the Normal heuristic (opponents
+  whose moves all fit the simplest play by ``policy.simple_decide``); late in a
   two-player game each world is solved exactly instead. Once the stock is empty in a
   two-player game there is only one world, and the exact solver decides.
 
@@ -54,6 +56,9 @@ class Budget:
     """Node budget per world for those late solves (beyond it: playouts)."""
     late_worlds: int = 24
     """At most this many worlds when solving them exactly."""
+    model_simple: bool = True
+    """Simulate opponents whose moves so far all fit the simplest play (``Memory.simple``)
+    with that play in the playouts, instead of the Normal heuristic."""
     time_cap: float = 0.9
     """Wall-clock safety cap in seconds (never reached under normal load)."""
 
@@ -96,19 +101,23 @@ class HardPlayer:
         cards = list(unseen_cards(view))
         rng.shuffle(cards)
         slots, stock_slots = hidden_slots(view)
-        lacks = self.memory.lacks
+        memory = self.memory
         hands: dict[int, tuple[Card, ...]] = {}
-        # Players believed to lack some cards are dealt first, from the other cards.
-        order = sorted(slots, key=lambda p: (-(lacks[p] != 0) if lacks else 0, p))
+        # Players believed to lack some cards are dealt first, each unknown card from
+        # the cards it most likely is (see ``Memory.hint_masks``) when there are any.
+        masks = {p: memory.hint_masks(p, need) for p, need in slots.items()}
+        order = sorted(slots, key=lambda p: (-(any(masks[p])), p))
         for p in order:
-            need = slots[p]
-            lack = lacks[p] if lacks else 0
-            if lack:
-                pick = [c for c in cards if not lack >> c & 1][:need]
-                if len(pick) < need:
-                    pick += [c for c in cards if lack >> c & 1][: need - len(pick)]
-            else:
-                pick = cards[:need]
+            pick = []
+            taken = 0
+            for lack in masks[p]:
+                for i, c in enumerate(cards):
+                    if not taken >> i & 1 and not lack >> c & 1:
+                        break
+                else:
+                    i = next(i for i in range(len(cards)) if not taken >> i & 1)
+                taken |= 1 << i
+                pick.append(cards[i])
             chosen = set(pick)
             cards = [c for c in cards if c not in chosen]
             hands[p] = (*view.known_cards[p], *pick)
@@ -165,6 +174,11 @@ class HardPlayer:
         late = n == 2 and view.stock_count <= budget.late_stock
         if late:
             worlds = min(worlds, budget.late_worlds)
+        simple = 0
+        if budget.model_simple:
+            for p, flag in enumerate(self.memory.simple):
+                if flag and p != me:
+                    simple |= 1 << p
         score = [0.0] * len(legal)
         done = 0
         for _ in range(worlds):
@@ -175,7 +189,7 @@ class HardPlayer:
                 for action in legal:
                     sim = world.copy()
                     sim.apply(me, action)
-                    durak = playout(sim, self.style)
+                    durak = playout(sim, self.style, simple=simple)
                     results.append(0.5 if durak is None else float(durak != me))
             for i, r in enumerate(results):
                 score[i] += r

@@ -244,6 +244,31 @@ def decide(sim: Sim, p: int, style: Style = NORMAL) -> Move:
     return (PASS, -1, -1) if c < 0 else (THROW, c, -1)
 
 
+def simple_decide(sim: Sim, p: int) -> Move:
+    """The simplest rule-of-thumb move (the Easy level's play, see
+    ``ai.levels.EasyPlayer``): lead the lowest card, beat the first open card with the
+    cheapest beater or take when some open card cannot be beaten, throw in the lowest
+    plain card of rank 10 or lower, never transfer."""
+    trump = sim.trump
+    hand = sim.hands[p]
+    if sim.stock_left and sim.swap_ok and hand >> sim.low & 1 and sim.trump_card != sim.low:
+        return (SWAP, sim.low, -1)
+    if not sim.attack:
+        return (LEAD, lowest(hand, trump), -1)
+    if p == sim.defender and not sim.taking and NONE in sim.defense:
+        beaters = BEATERS[trump]
+        first = -1
+        for a, d in zip(sim.attack, sim.defense, strict=True):
+            if d == NONE:
+                if not hand & beaters[a]:
+                    return (TAKE, -1, -1)
+                if first < 0:
+                    first = a
+        return (BEAT, first, lowest(hand & beaters[first], trump))
+    c = lowest(hand & sim.ranks & ~SUIT_MASK[trump], trump)
+    return (THROW, c, -1) if c >= 0 and c % 13 + 2 <= 10 else (PASS, -1, -1)
+
+
 def do(sim: Sim, p: int, move: Move) -> None:
     kind, a, b = move
     if kind in (THROW, LEAD):
@@ -325,8 +350,10 @@ def play_step(sim: Sim, p: int, style: Style = NORMAL) -> None:
     do(sim, p, decide(sim, p, style))
 
 
-def playout(sim: Sim, style: Style = NORMAL, max_steps: int = 1500) -> int | None:
+def playout(sim: Sim, style: Style = NORMAL, max_steps: int = 1500, simple: int = 0) -> int | None:
     """Play ``sim`` to the end with the heuristic; the durak (None for a draw).
+
+    The players in the ``simple`` bit mask play ``simple_decide`` instead.
 
     Like the players (``ai.cycles``), the playout switches to progress mode after a
     run of ``2 * n + 2`` bouts ended by a pick-up with no discard, draw or player out
@@ -340,7 +367,12 @@ def playout(sim: Sim, style: Style = NORMAL, max_steps: int = 1500) -> int | Non
         if sim.over:
             return sim.durak
         p = sim.actor()
-        move = progress_move(sim, p) if taken >= limit else decide(sim, p, style)
+        if taken >= limit:
+            move = progress_move(sim, p)
+        elif simple >> p & 1:
+            move = simple_decide(sim, p)
+        else:
+            move = decide(sim, p, style)
         do(sim, p, move)
         if sim.bout != bout:
             bout = sim.bout

@@ -711,15 +711,14 @@ def _anyone_can_throw_in(
     if table_size >= limit:
         return False
     out = state.out
-    everyone = state.rules.throw_in == "all"
     for player, hand in enumerate(hands):
         if (
-            hand & ranks
-            and player != defender
+            player != defender
             and not passed >> player & 1
+            and hand & ranks
             and player not in out
             and (
-                everyone
+                state.rules.throw_in == "all"
                 or player == attacker
                 or player == _next_in_play(state.num_players, out, hands, stock, defender)
             )
@@ -804,7 +803,9 @@ def _end_bout(
         else:
             attacker = defender
         new_defender = (attacker + 1) % n if not out else _next_holding(n, out, attacker)
-        limit = min(MAX_BOUT_CARDS, hands[new_defender].bit_count())
+        limit = hands[new_defender].bit_count()
+        if limit > MAX_BOUT_CARDS:
+            limit = MAX_BOUT_CARDS
         log.append(_new_tuple(BoutStarted, (attacker, new_defender, limit, "bout_started")))
     final = tuple(log)
     new: State = _new_tuple(

@@ -383,8 +383,9 @@ def _multi_leads(same_rank: int, limit: int) -> tuple[Attack, ...]:
 
 def _transfer_target(state: State) -> int | None:
     """Who would defend after a transfer now, if a transfer is allowed at all."""
-    if not state.rules.transfer or any(c is not None for c in state.defense):
-        return None
+    defense = state.defense
+    if defense.count(None) != len(defense) or not state.rules.transfer:
+        return None  # a card is beaten already, or no transfers in this variant
     if state.ranks != CARD_RANK_MASK[state.attack[0]]:
         return None  # attack cards of more than one rank
     target = _left_of(state, state.defender)

@@ -262,6 +262,7 @@ def waiting_for(state: State) -> tuple[int, ...]:
     defender = state.defender
     waiting = [defender] if not state.taking and None in state.defense else []
     if len(state.attack) < state.limit:
+        # _can_throw_in for each seat, inlined (the hot path: this saves 2% of a game).
         attacker, hands, ranks, passed = state.attacker, state.hands, state.ranks, state.passed
         out = state.out
         everyone = state.rules.throw_in == "all"
@@ -844,8 +845,7 @@ def _end_bout(
 
 def _draw_order(n: int, leader: int, defender: int) -> tuple[int, ...]:
     """The leader first, then the others clockwise, the defender last."""
-    seats = [(leader + k) % n for k in range(n) if (leader + k) % n != defender]
-    return (*seats, defender)
+    return (*[seat for seat in _CLOCKWISE[n][leader] if seat != defender], defender)
 
 
 # _DRAW_ORDERS[n][leader][defender]

@@ -12,8 +12,9 @@ from ai.policy import (
     Style,
     defence_plan,
     lead_cards,
-    lowest,
+    simplest_move,
     throw_in_card,
+    to_action,
     too_costly,
 )
 from engine.actions import (
@@ -28,7 +29,7 @@ from engine.actions import (
     Transfer,
     attack_of,
 )
-from engine.cards import BEATERS, CARD_RANK_MASK, CARDS, SUIT_MASK, mask_of
+from engine.cards import BEATERS, CARD_RANK_MASK, CARDS, mask_of
 from engine.view import PlayerView
 
 
@@ -90,25 +91,15 @@ class EasyPlayer:
         progress = progress_action(view)
         if progress is not None:
             return progress
-        hand = mask_of(view.hand)
-        trump = view.trump
         kind = role(view)
-        if kind == "lead":
-            return ATTACK_ONE[lowest(hand, trump)]
+        if kind == "other":
+            return view.legal_actions[0]
+        unbeaten: list[int] | None = None  # leading
         if kind == "defend":
-            for a in _unbeaten(view):
-                b = hand & BEATERS[trump][a]
-                if not b:
-                    return TAKE
-            a = _unbeaten(view)[0]
-            return BEAT[a][lowest(hand & BEATERS[trump][a], trump)]
-        if kind == "throw":
-            cand = hand & _ranks(view) & ~SUIT_MASK[trump]
-            c = lowest(cand, trump)
-            if c >= 0 and c % 13 + 2 <= 10:
-                return ATTACK_ONE[c]
-            return PASS
-        return view.legal_actions[0]
+            unbeaten = _unbeaten(view)
+        elif kind == "throw":
+            unbeaten = []
+        return to_action(simplest_move(mask_of(view.hand), view.trump, unbeaten, _ranks(view)))
 
 
 class NormalPlayer:

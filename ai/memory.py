@@ -22,6 +22,7 @@ mid-game).
 
 from __future__ import annotations
 
+from ai.policy import SIMPLE_THROW_MAX_RANK
 from engine.cards import BEATERS, SUIT_MASK, mask_of
 from engine.events import (
     Attacked,
@@ -108,8 +109,9 @@ class Memory:
 
     def _event(self, event: Event) -> None:
         if isinstance(event, Attacked):
-            self._played(event.player, [int(c) for c in event.cards])
-            self._attacked(event.player, [int(c) for c in event.cards])
+            cards = [int(c) for c in event.cards]
+            self._played(event.player, cards)
+            self._attacked(event.player, cards)
             self._attack.extend(event.cards)
         elif isinstance(event, Transferred):
             self._attack.append(event.card)
@@ -152,7 +154,7 @@ class Memory:
     def _attacked(self, p: int, cards: list[int]) -> None:
         trump = self.trump
         if self._attack:  # a throw-in: the simplest play throws only low plain cards
-            if any(c // 13 == trump or c % 13 + 2 > 10 for c in cards):
+            if any(c // 13 == trump or c % 13 + 2 > SIMPLE_THROW_MAX_RANK for c in cards):
                 self.simple[p] = False
             return
         if len(cards) > 1:

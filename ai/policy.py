@@ -244,29 +244,39 @@ def decide(sim: Sim, p: int, style: Style = NORMAL) -> Move:
     return (PASS, -1, -1) if c < 0 else (THROW, c, -1)
 
 
+SIMPLE_THROW_MAX_RANK = 10
+"""The simplest play throws in plain cards up to this rank only."""
+
+
+def simplest_move(hand: int, trump: int, unbeaten: list[int] | None, ranks: int) -> Move:
+    """The simplest rule-of-thumb move (the Easy level's play): lead the lowest card
+    (``unbeaten`` is None: leading), beat the first open card with the cheapest beater
+    or take when some open card cannot be beaten (``unbeaten``: the defender's open
+    cards), throw in the lowest plain card of a table rank up to
+    ``SIMPLE_THROW_MAX_RANK`` (``unbeaten`` empty: throwing in), never transfer."""
+    if unbeaten is None:
+        return (LEAD, lowest(hand, trump), -1)
+    if unbeaten:
+        beaters = BEATERS[trump]
+        if any(not hand & beaters[a] for a in unbeaten):
+            return (TAKE, -1, -1)
+        first = unbeaten[0]
+        return (BEAT, first, lowest(hand & beaters[first], trump))
+    c = lowest(hand & ranks & ~SUIT_MASK[trump], trump)
+    return (THROW, c, -1) if c >= 0 and c % 13 + 2 <= SIMPLE_THROW_MAX_RANK else (PASS, -1, -1)
+
+
 def simple_decide(sim: Sim, p: int) -> Move:
-    """The simplest rule-of-thumb move (the Easy level's play, see
-    ``ai.levels.EasyPlayer``): lead the lowest card, beat the first open card with the
-    cheapest beater or take when some open card cannot be beaten, throw in the lowest
-    plain card of rank 10 or lower, never transfer."""
-    trump = sim.trump
+    """``simplest_move`` in the simulator, after the swap every level makes."""
     hand = sim.hands[p]
     if sim.stock_left and sim.swap_ok and hand >> sim.low & 1 and sim.trump_card != sim.low:
         return (SWAP, sim.low, -1)
     if not sim.attack:
-        return (LEAD, lowest(hand, trump), -1)
-    if p == sim.defender and not sim.taking and NONE in sim.defense:
-        beaters = BEATERS[trump]
-        first = -1
-        for a, d in zip(sim.attack, sim.defense, strict=True):
-            if d == NONE:
-                if not hand & beaters[a]:
-                    return (TAKE, -1, -1)
-                if first < 0:
-                    first = a
-        return (BEAT, first, lowest(hand & beaters[first], trump))
-    c = lowest(hand & sim.ranks & ~SUIT_MASK[trump], trump)
-    return (THROW, c, -1) if c >= 0 and c % 13 + 2 <= 10 else (PASS, -1, -1)
+        return simplest_move(hand, sim.trump, None, 0)
+    unbeaten: list[int] = []
+    if p == sim.defender and not sim.taking:
+        unbeaten = [a for a, d in zip(sim.attack, sim.defense, strict=True) if d == NONE]
+    return simplest_move(hand, sim.trump, unbeaten, sim.ranks)
 
 
 def do(sim: Sim, p: int, move: Move) -> None:

@@ -192,16 +192,15 @@ def _lowest_trump_holder(hands: list[int], trump: int) -> tuple[int, Card] | Non
     return None if best is None else (best[0], CARDS[trump * 13 + best[1]])
 
 
-# Index of the lowest rank within a suit (the "trump six" is trump * 13 + this).
-_LOWEST_INDEX = {size: low - 2 for size, low in LOWEST_RANK.items()}
+# _LOWEST_TRUMP[deck_size][trump suit]: the "trump six" of a 36-card deck, and so on.
 _LOWEST_TRUMP = {
-    (size, suit): Card.of(low, suit) for size, low in LOWEST_RANK.items() for suit in range(4)
+    size: tuple(Card.of(low, suit) for suit in range(4)) for size, low in LOWEST_RANK.items()
 }
 
 
 def lowest_trump(state: State) -> Card:
     """The lowest trump of the deck (the trump six in 36 cards): the swappable one."""
-    return _LOWEST_TRUMP[state.rules.deck_size, state.trump]
+    return _LOWEST_TRUMP[state.rules.deck_size][state.trump]
 
 
 # --- who is in play -------------------------------------------------------------------
@@ -324,7 +323,7 @@ def legal_actions(state: State, player: int) -> list[Action]:
             matching ^= low_bit
         actions.append(PASS)
     if state.stock:  # the swap needs a face-up trump card still in the stock
-        low = state.trump * 13 + _LOWEST_INDEX[state.rules.deck_size]
+        low = lowest_trump(state)
         if hand >> low & 1 and state.rules.trump_swap and state.trump_card != low:
             actions.append(SWAP[low])
     return actions

@@ -1,5 +1,5 @@
-"""Issues 5 and 11: the bot speaks Spanish, German, Portuguese and Russian, with no English
-left over.
+"""Issues 5 and 11: the bot speaks Spanish, German, Portuguese, Russian and Ukrainian, with
+no English left over.
 
 A whole game per language runs through the Bot API emulator: the first command in a new
 group, the lobby with its "how to play", computer seats, options, the game played to
@@ -71,7 +71,7 @@ BUTTONS = (
 RANK = r"(?:10|[2-9]|[A-ZА-ЯЁ])"
 CARD = re.compile(rf"(?<!\w)({RANK})[♠♥♦♣]")
 CARDS_ONLY = re.compile(rf"{RANK}[♠♥♦♣](?: {RANK}[♠♥♦♣])*")
-FACE_RANKS = {"en": "JQKA", "es": "JQKA", "pt": "JQKA", "de": "BDKA", "ru": "ВДКТ"}
+FACE_RANKS = {"en": "JQKA", "es": "JQKA", "pt": "JQKA", "de": "BDKA", "ru": "ВДКТ", "uk": "ВДКТ"}
 
 
 # --- the English words -----------------------------------------------------------------
@@ -299,6 +299,13 @@ SCENES = {
         "Дурак по пятницам",
         ("transfer", "throw_in", "series"),
         Rules(variant="perevodnoy", throw_in="neighbours", series_length=3),
+    ),
+    "uk": Scene(
+        "uk",
+        "Оксана Ковальчук",
+        "Підкидний у суботу",
+        ("deck", "deck"),
+        Rules(deck_size=24),
     ),
 }
 

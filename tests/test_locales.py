@@ -52,21 +52,21 @@ CATALOGUES = [(lang, domain) for lang in SUPPORTED for domain in DOMAINS]
 # en, es, de, pt: only n == 1 is singular. For Portuguese this is the rule of Portugal;
 # Brazil's usual gettext header, (n > 1), would say "0 carta" (see README).
 TWO_FORMS = "nplurals=2; plural=(n != 1);"
-# Russian: one (1, 21, 101: "карта"), few (2-4, 22: "карты"), many (0, 5-20, 25: "карт"),
-# the rule of the GNU gettext manual.
+# Russian and Ukrainian: one (1, 21, 101: "карта"), few (2-4, 22: "карты"), many (0, 5-20,
+# 25: "карт"), the rule of the GNU gettext manual.
 SLAVIC_FORMS = (
     "nplurals=3; plural=(n%10==1 && n%100!=11 ? 0 : n%10>=2 && n%10<=4 && "
     "(n%100<10 || n%100>=20) ? 1 : 2);"
 )
 PLURAL_FORMS = {"en": TWO_FORMS, "es": TWO_FORMS, "de": TWO_FORMS, "pt": TWO_FORMS}
-PLURAL_FORMS |= {"ru": SLAVIC_FORMS}
+PLURAL_FORMS |= {"ru": SLAVIC_FORMS, "uk": SLAVIC_FORMS}
 COUNTS = (0, 1, 2, 5, 11, 21, 22, 25)
 TWO = {0: 1, 1: 0, 2: 1, 5: 1, 11: 1, 21: 1, 22: 1, 25: 1}
 SLAVIC = {0: 2, 1: 0, 2: 1, 5: 2, 11: 2, 21: 0, 22: 1, 25: 2}
-EXPECTED_FORM = {"en": TWO, "es": TWO, "de": TWO, "pt": TWO, "ru": SLAVIC}
+EXPECTED_FORM = {"en": TWO, "es": TWO, "de": TWO, "pt": TWO, "ru": SLAVIC, "uk": SLAVIC}
 # CLDR's category of each of our forms, for whole numbers.
 CLDR_CATEGORIES = {lang: ("one", "other") for lang in ("en", "es", "de", "pt")}
-CLDR_CATEGORIES |= {"ru": ("one", "few", "many")}
+CLDR_CATEGORIES |= {"ru": ("one", "few", "many"), "uk": ("one", "few", "many")}
 
 ALLOWED_TAGS = {"b", "i", "code"}
 FIELD_NAME = re.compile(r"[a-z_][a-z0-9_]*")
@@ -281,6 +281,30 @@ def test_russian_counts() -> None:
     assert tr.n("rules.options.series.many", 5) == "• Длина: серия из 5 партий"
 
 
+def test_ukrainian_counts() -> None:
+    tr = translator("uk")
+    cards = [tr.n("common.cards", c) for c in (1, 2, 5, 11, 21, 22, 25, 0)]
+    assert cards == [
+        "1 карта",
+        "2 карти",
+        "5 карт",
+        "11 карт",
+        "21 карта",
+        "22 карти",
+        "25 карт",
+        "0 карт",
+    ]
+    picked = [tr.n("event.picked_up", c, name="Оля") for c in (1, 21, 22, 25)]
+    assert picked == [
+        "Оля забирає 1 карту",
+        "Оля забирає 21 карту",
+        "Оля забирає 22 карти",
+        "Оля забирає 25 карт",
+    ]
+    times = [tr.n("result.series_line", c, name="Тарас") for c in (1, 3, 5)]
+    assert times == ["Тарас: дурень 1 раз", "Тарас: дурень 3 рази", "Тарас: дурень 5 разів"]
+
+
 # --- formatting, escaping, errors -------------------------------------------------------
 
 
@@ -373,6 +397,8 @@ def test_missing_or_fuzzy_translation_falls_back_to_english() -> None:
         ("ru", "ru"),
         ("ru-RU", "ru"),
         ("RU", "ru"),
+        ("uk", "uk"),
+        ("uk-UA", "uk"),
         ("be", "en"),
         ("zh-hans", "en"),
         ("e", "en"),
@@ -389,6 +415,7 @@ def test_language_names() -> None:
         "Deutsch",
         "Português",
         "Русский",
+        "Українська",
     ]
     with pytest.raises(ValueError):
         language_name("fr")
@@ -402,6 +429,7 @@ def test_cards() -> None:
     assert translator("pt").card(cards[2]) == "J♠"
     # Russian cards show В (валет), Д (дама), К (король), Т (туз), in Cyrillic.
     assert translator("ru").cards(cards) == "10♥ Д♣ В♠ К♦ Т♥ 6♠ 2♣"
+    assert translator("uk").cards(cards) == "10♥ Д♣ В♠ К♦ Т♥ 6♠ 2♣"
     assert translator("en").cards([]) == ""
     for lang in SUPPORTED:
         tr = translator(lang)
@@ -556,7 +584,13 @@ def test_rules_text_splits_on_sections(lang: str) -> None:
 
 # Words that are at home in the other language too (names, loanwords, homographs).
 SHARED_WORDS = {"bot", "chat", "durak", "telegram", "podkidnoy", "perevodnoy"}
-ALSO_NATIVE = {"es": set(), "de": {"computer", "hand", "lobby"}, "pt": {"for"}, "ru": set()}
+ALSO_NATIVE = {
+    "es": set(),
+    "de": {"computer", "hand", "lobby"},
+    "pt": {"for"},
+    "ru": set(),
+    "uk": set(),
+}
 
 
 def words(html_text: str) -> set[str]:

@@ -199,6 +199,47 @@ def test_the_english_word_list_catches_english() -> None:
         )
 
 
+# --- the label rule (issue 11) ---------------------------------------------------------------
+
+# A keyboard row of k buttons fits a 360-px phone if each label is at most 34 // k wide.
+ROW_WIDTH = 34
+# Languages whose labels were written for the rule (the others follow with issue 11's labels).
+LABEL_RULE_LANGS = ("ru", "uk")
+
+
+def label_width(label: str) -> int:
+    """Width of a button label: an emoji counts as two characters, its selectors as none."""
+    width = 0
+    for i, char in enumerate(label):
+        if char in "\ufe0f\u200d":
+            continue
+        emoji = ord(char) >= 0x1F000 or label[i + 1 : i + 2] == "\ufe0f"
+        width += 2 if emoji else 1
+    return width
+
+
+def long_labels(messages: Iterable[dict[str, Any]]) -> list[tuple[str, int]]:
+    """Labels wider than their row allows, with the allowed width."""
+    return sorted(
+        {
+            (str(b["text"]), ROW_WIDTH // len(row))
+            for m in messages
+            for row in m["buttons"]
+            for b in row
+            if label_width(str(b["text"])) > ROW_WIDTH // len(row)
+        }
+    )
+
+
+def test_label_width() -> None:
+    assert label_width("Пас") == 3
+    assert label_width("🤖 Средний") == 10
+    assert label_width("⚠️ a") == 4
+    assert label_width("10♥ на 10♠") == 10
+    rows = [{"buttons": [[{"text": "Сесть за стол"}, {"text": "Подкидывают: соседи"}]]}]
+    assert long_labels(rows) == [("Подкидывают: соседи", 17)]
+
+
 # --- reading the emulator -----------------------------------------------------------------
 
 
@@ -402,6 +443,8 @@ async def test_a_whole_game_has_no_english_left(
             assert tr.t(key) in group_labels
         assert tr.t("table.my_cards") in group_labels
         assert {tr.t("hand.leave"), tr.t("hand.take"), tr.t("hand.pass")} <= set(dm_labels)
+        if lang in LABEL_RULE_LANGS:
+            assert long_labels(versions(h, GROUP) + versions(h, PLAYER)) == []
 
         # Cards carry this language's rank letters (German B, D, K, A; Russian В, Д, К, Т).
         ranks = {m.group(1) for text in group_texts + dm_texts for m in CARD.finditer(text)}

@@ -27,7 +27,7 @@ from telegram.ext import (
 )
 
 from sandbox.emulator import BotApiEmulator, EmulatorError, EmuMessage, RateLimits
-from sandbox.emulator_html import HtmlParseError, entities_to_html, parse_html
+from sandbox.emulator.telegram_html import HtmlParseError, entities_to_html, parse_html
 
 TOKEN = "123456:TEST-secret"
 OTHER_TOKEN = "654321:OTHER-secret"

@@ -27,7 +27,7 @@ from test_sandbox import ARTIFACTS, browser, join
 from sandbox.emulator import BotApiEmulator
 from sandbox.main import BOT_USERNAME, build
 from sandbox.web import FIRST_USER_ID, GROUP_ID, SandboxWeb
-from sandbox.web_view import classify_link
+from sandbox.web.view import classify_link
 
 ANN, BOB = FIRST_USER_ID, FIRST_USER_ID + 1
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from support.browser import ARTIFACTS, browser, join
 from telegram import (
     Bot,
     BotCommand,
@@ -22,7 +23,6 @@ from telegram import (
     InlineKeyboardMarkup,
     Update,
 )
-from test_sandbox import ARTIFACTS, browser, join
 
 from sandbox.emulator import BotApiEmulator
 from sandbox.main import BOT_USERNAME, build

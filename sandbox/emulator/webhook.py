@@ -175,6 +175,8 @@ class WebhookDelivery:
         finally:
             for task in in_flight.values():
                 task.cancel()
+            # Let them finish cancelling before the client session may be closed.
+            await asyncio.gather(*in_flight.values(), return_exceptions=True)
 
     async def _post(self, b: EmuBot, hook: Webhook, target: str, update: JsonDict) -> bool:
         """One attempt; True (and the update is gone from the queue) if the bot took it."""

@@ -9,8 +9,10 @@ from typing import Any
 
 import pytest
 from support.emulator import ANN, BOB, TOKEN, Delivery, WebhookReceiver, populate
-from telegram import Bot
+from support.harness import free_port
+from telegram import Bot, Update
 from telegram.error import BadRequest, Conflict
+from telegram.ext import ApplicationBuilder, ContextTypes, MessageHandler, filters
 
 from sandbox.emulator import BotApiEmulator, RetryPolicy
 
@@ -127,3 +129,33 @@ async def test_public_urls_are_delivered_only_through_a_route(
         assert [(d.text, d.secret) for d in receiver.accepted()] == [("waiting", "t")]
         with pytest.raises(ValueError, match="loopback"):
             emu.route_webhook("https://x.example", "http://10.0.0.1:80")
+
+
+async def test_ptb_application_in_webhook_mode(emu: BotApiEmulator) -> None:
+    async def echo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        assert update.effective_message is not None
+        await update.effective_message.reply_text(f"echo {update.effective_message.text}")
+
+    app = ApplicationBuilder().token(TOKEN).base_url(emu.base_url()).build()
+    app.add_handler(MessageHandler(filters.TEXT, echo))
+    port = free_port()
+    async with app:
+        await app.start()
+        assert app.updater is not None
+        # PTB's own webhook server checks the secret header on every POST.
+        await app.updater.start_webhook(
+            listen="127.0.0.1",
+            port=port,
+            url_path="hook",
+            webhook_url=f"http://127.0.0.1:{port}/hook",
+            secret_token="ptb-secret",
+        )
+        try:
+            await emu.user_sends(ANN, ANN, "hello")
+            reply = await emu.wait_for_message(ANN, "echo hello")
+            assert reply.from_bot
+            assert emu.stats.calls["getUpdates"] == 0
+            assert emu.stats.webhook_delivered == 1
+        finally:
+            await app.updater.stop()
+            await app.stop()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import re
 from typing import Literal
 
@@ -9,6 +11,7 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 TOKEN_SHAPE = re.compile(r"\d+:[A-Za-z0-9_-]+")
+WEBHOOK_SECRET_SHAPE = re.compile(r"[A-Za-z0-9_-]{1,256}")  # what setWebhook accepts
 
 
 class Settings(BaseSettings):
@@ -32,14 +35,15 @@ class Settings(BaseSettings):
     """Logging verbosity."""
     webhook_url: str | None = None
     """Public HTTPS URL Telegram posts updates to. Unset: long polling."""
-    webhook_listen: str = "0.0.0.0"
-    """Address the webhook server binds to."""
+    webhook_listen: str = "127.0.0.1"
+    """Address the webhook server binds to: loopback, behind your HTTPS reverse proxy."""
     webhook_port: int = 8443
     """Port the webhook server listens on."""
     webhook_path: str = "telegram"
     """URL path of the webhook endpoint."""
     webhook_secret: SecretStr | None = None
-    """Secret token Telegram sends with every webhook call (recommended)."""
+    """Secret Telegram sends with every webhook call (1-256 of A-Z a-z 0-9 _ -); requests
+    without it are refused. Unset: derived from the bot token, the same for every worker."""
     group_edit_interval: float = Field(3.0, ge=0)
     """Minimum seconds between messages/edits in one group (Telegram allows 20 a minute)."""
     group_max_per_minute: int = Field(19, gt=0)
@@ -69,3 +73,24 @@ class Settings(BaseSettings):
             if not TOKEN_SHAPE.fullmatch(text):
                 raise ValueError("does not look like a token from @BotFather (digits:letters)")
         return text
+
+    @field_validator("webhook_secret", mode="before")
+    @classmethod
+    def _secret_shape(cls, value: object) -> object:
+        text = value.get_secret_value() if isinstance(value, SecretStr) else value
+        if isinstance(text, str):
+            text = text.strip()
+            if not text:
+                return None  # an empty WEBHOOK_SECRET= line means "derive one"
+            if not WEBHOOK_SECRET_SHAPE.fullmatch(text):
+                raise ValueError("must be 1-256 characters of A-Z, a-z, 0-9, _ and -")
+        return text
+
+    def webhook_secret_value(self) -> str:
+        """The secret webhook requests must carry: the configured one, or one derived from
+        the token, so that every worker started with the same settings expects the same
+        secret and nobody without the token can forge updates."""
+        if self.webhook_secret is not None:
+            return self.webhook_secret.get_secret_value()
+        token = self.telegram_bot_token.get_secret_value().encode()
+        return hmac.new(token, b"durak webhook secret", hashlib.sha256).hexdigest()

@@ -10,6 +10,7 @@ from redis.asyncio import BlockingConnectionPool, Redis
 
 from bot.app import build_application
 from bot.config import Settings
+from bot.redaction import Redactor
 
 log = logging.getLogger("bot")
 
@@ -31,7 +32,24 @@ def load_settings() -> Settings:
         token_errors = [e for e in err.errors() if e["loc"] == ("telegram_bot_token",)]
         if any(e["type"] == "missing" or "missing" in e["msg"] for e in token_errors):
             sys.exit(TOKEN_HELP)
-        sys.exit(f"Invalid settings:\n{err}")
+        sys.exit(describe_settings_errors(err))
+
+
+def describe_settings_errors(err: ValidationError) -> str:
+    """Each bad setting by name and what is wrong, never its value (it may be a secret)."""
+    lines = ["Invalid settings:"]
+    for e in err.errors(include_input=False, include_url=False):
+        field = ".".join(str(part) for part in e["loc"]) or "settings"
+        lines.append(f"  {field.upper()} ({field}): {e['msg']}")
+    return "\n".join(lines)
+
+
+def install_redaction(settings: Settings) -> None:
+    """Every handler of the root logger drops the token and the webhook secret, at any level."""
+    secrets = [settings.telegram_bot_token.get_secret_value(), settings.webhook_secret_value()]
+    redactor = Redactor(secrets)
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(redactor)
 
 
 def connect(settings: Settings) -> Redis:
@@ -57,16 +75,19 @@ def main() -> None:
     logging.basicConfig(
         level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    install_redaction(settings)
     logging.getLogger("httpx").setLevel(logging.WARNING)
     app = build_application(settings, connect(settings))
     if settings.webhook_url:
-        secret = settings.webhook_secret.get_secret_value() if settings.webhook_secret else None
+        if settings.webhook_secret is None:
+            log.info("WEBHOOK_SECRET is not set: using one derived from the bot token")
         app.run_webhook(
             listen=settings.webhook_listen,
             port=settings.webhook_port,
             url_path=settings.webhook_path,
             webhook_url=f"{settings.webhook_url.rstrip('/')}/{settings.webhook_path}",
-            secret_token=secret,
+            # Always set: PTB then answers 403 to any request without this header.
+            secret_token=settings.webhook_secret_value(),
         )
     else:
         app.run_polling()

@@ -13,6 +13,7 @@ import pytest
 
 from bot.config import Settings
 from bot.main import connect
+from bot.redaction import MASK, Redactor
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -41,10 +42,42 @@ def test_missing_token_explains_how_to_get_one(tmp_path: Path, token: str | None
 
 
 def test_malformed_token_is_refused_clearly(tmp_path: Path) -> None:
-    done = run_bot(tmp_path, TELEGRAM_BOT_TOKEN="not a token")
+    done = run_bot(tmp_path, TELEGRAM_BOT_TOKEN="not a token: 123456:s3cretpart")
     assert done.returncode != 0
     assert "telegram_bot_token" in done.stderr and "@BotFather" in done.stderr
     assert "Traceback" not in done.stderr
+    assert "s3cretpart" not in done.stderr  # the error names the setting, not its value
+
+
+def test_malformed_webhook_secret_is_refused_without_echo(tmp_path: Path) -> None:
+    done = run_bot(tmp_path, TELEGRAM_BOT_TOKEN="1:abc", WEBHOOK_SECRET="has spaces/and-$ecret")
+    assert done.returncode != 0
+    assert "WEBHOOK_SECRET" in done.stderr and "$ecret" not in done.stderr
+
+
+def test_webhook_defaults_are_safe() -> None:
+    settings = Settings(telegram_bot_token="1:abc", _env_file=None)  # type: ignore[call-arg]
+    assert settings.webhook_listen == "127.0.0.1"
+    derived = settings.webhook_secret_value()
+    other = Settings(telegram_bot_token="1:abd", _env_file=None)  # type: ignore[call-arg]
+    assert derived != other.webhook_secret_value()  # unguessable without the token
+    assert derived == settings.webhook_secret_value()  # the same in every worker
+    assert len(derived) == 64 and derived.isalnum()
+
+
+def test_redactor_masks_secrets_in_messages_args_and_tracebacks() -> None:
+    token = "123456:ABCdefSECRET"
+    redactor = Redactor([token, "short"])
+    try:
+        raise RuntimeError(f"POST https://api.telegram.org/bot{token}/getMe failed")
+    except RuntimeError:
+        record = logging.LogRecord(
+            "httpx", logging.DEBUG, __file__, 1, "calling %s", (f"/bot{token}/x",), sys.exc_info()
+        )
+    assert redactor.filter(record)
+    assert token not in record.getMessage() and MASK in record.getMessage()
+    assert record.exc_text is not None and token not in record.exc_text
+    assert "short" in redactor.redact("short")  # too short to be a secret: left alone
 
 
 def test_without_redis_url_the_store_is_in_memory_and_says_so(

@@ -471,7 +471,7 @@ def test_last_player_with_cards_is_the_durak() -> None:
     state = play(state, "0: attack 7♠", "1: beat 7♠ 8♠")
     assert state.over and state.durak == 1
     assert GameOver(1, (0, 1)) in state.events
-    assert result(state) == (1, (0, 1))
+    assert result(state) == GameResult(1, (0, 1))
     assert all(legal_actions(state, p) == [] for p in (0, 1))
     assert waiting_for(state) == ()
 
@@ -505,7 +505,7 @@ def test_finishing_order_and_game_over() -> None:
     assert (state.attacker, state.defender) == (1, 2)
     state = play(state, "1: attack 9♥", "2: take")
     assert state.over and state.durak == 2
-    assert result(state) == (2, (0, 1, 2))
+    assert result(state) == GameResult(2, (0, 1, 2))
 
 
 # --- 12. Transfer ------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from deck_builder import build_deck, cards, game, legal, play, position
 
 from engine import (
     Card,
+    GameResult,
     IllegalActionError,
     Rules,
     RulesError,
@@ -566,8 +567,6 @@ def test_series_counts_duraks_and_first_outs_and_the_durak_deals_next() -> None:
     series = Series.start(Rules(series_length=3), 3)
     first = series.next_game(seed=5)
     assert first.dealer == 0 and first.bout == 0
-    from engine.game import GameResult
-
     series = series.record(GameResult(durak=2, order=(1, 0, 2)))
     assert series.durak_counts == (0, 0, 1) and series.first_out_counts == (0, 1, 0)
     second = series.next_game(seed=6)

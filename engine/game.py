@@ -245,11 +245,6 @@ def _next_in_play(
     return player
 
 
-def _team_of(state: State, seat: int) -> int:
-    """The bit set of ``seat`` and its partners (just ``seat`` without partners)."""
-    return _TEAMS[state.num_players][seat] if state.rules.partners else 1 << seat
-
-
 # _TEAMS[n][seat]: the bit set of the seats on ``seat``'s team (seat % 2) at n seats.
 _TEAMS: tuple[tuple[int, ...], ...] = tuple(
     tuple(sum(1 << s for s in range(n) if s % 2 == seat % 2) for seat in range(n))
@@ -262,21 +257,28 @@ def may_add_by_seat(state: State, seat: int) -> bool:
     a partner of theirs, not out, and any attacker (or, with ``throw_in="neighbours"``,
     only the attacker and the defender's left neighbour). Public: it ignores the cards."""
     defender = state.defender
-    if _team_of(state, defender) >> seat & 1 or seat in state.out:
+    rules = state.rules
+    if seat == defender or seat in state.out or (rules.partners and (seat ^ defender) & 1 == 0):
         return False
-    return (
-        state.rules.throw_in == "all" or seat == state.attacker or seat == _left_of(state, defender)
-    )
+    return rules.throw_in == "all" or seat == state.attacker or seat == _left_of(state, defender)
 
 
 def _can_throw_in(state: State, player: int) -> bool:
-    """Whether ``player`` may add a card to this bout now: a seat that may add cards,
-    not passed since the last new rank, a matching card in hand, room on the table."""
+    """Whether ``player`` may add a card to this bout now: a matching card in hand, not
+    passed since the last new rank, room on the table, and ``may_add_by_seat`` (inlined,
+    cheapest tests first: this runs for every throw-in on the hot path)."""
     return (
         state.hands[player] & state.ranks != 0
         and not state.passed >> player & 1
         and len(state.attack) < state.limit
-        and may_add_by_seat(state, player)
+        and player != state.defender
+        and player not in state.out
+        and (
+            state.rules.throw_in == "all"
+            or player == state.attacker
+            or player == _left_of(state, state.defender)
+        )
+        and not (state.rules.partners and (player ^ state.defender) & 1 == 0)
     )
 
 
@@ -306,13 +308,15 @@ def waiting_for(state: State) -> tuple[int, ...]:
         attacker, hands, ranks, passed = state.attacker, state.hands, state.ranks, state.passed
         out = state.out
         everyone = state.rules.throw_in == "all"
-        excluded = passed | _team_of(state, defender)
+        partners = state.rules.partners
         for seat in _CLOCKWISE[state.num_players][attacker]:
             if (
                 hands[seat] & ranks
-                and not excluded >> seat & 1
+                and seat != defender
+                and not passed >> seat & 1
                 and seat not in out
                 and (everyone or seat == attacker or seat == _left_of(state, defender))
+                and not (partners and (seat ^ defender) & 1 == 0)
             ):
                 waiting.append(seat)
     return tuple(waiting)
@@ -431,8 +435,10 @@ def _transfer_target(state: State) -> int | None:
         return None  # attack cards of more than one rank
     # The next player, skipping the defender's partners: the transferrer's side attacks
     # the new defender, so that must be an opponent of theirs.
-    target = _left_of(state, state.defender, _team_of(state, state.defender))
-    if target == state.defender:
+    defender = state.defender
+    skip = _TEAMS[state.num_players][defender] if state.rules.partners else 0
+    target = _left_of(state, defender, skip)
+    if target == defender:
         return None
     after = len(state.attack) + 1
     if after > state.hands[target].bit_count() or after > _bout_cap(state):
@@ -755,10 +761,10 @@ def _anyone_can_throw_in(
     if table_size >= limit:
         return False
     out = state.out
-    excluded = passed | _team_of(state, defender)
     for player, hand in enumerate(hands):
         if (
-            not excluded >> player & 1
+            player != defender
+            and not passed >> player & 1
             and hand & ranks
             and player not in out
             and (
@@ -766,6 +772,7 @@ def _anyone_can_throw_in(
                 or player == attacker
                 or player == _next_in_play(state.num_players, out, hands, stock, defender)
             )
+            and not (state.rules.partners and (player ^ defender) & 1 == 0)
         ):
             return True
     return False
@@ -834,7 +841,7 @@ def _end_bout(
             log.extend(PlayerOut(p) for p in newly_out)
 
     partners = state.rules.partners
-    if not stock and _decided(n, out, partners):
+    if not stock and (len(out) >= n - 1 or (partners and _side_out(n, out))):
         over = True
         remaining = tuple(p for p in range(n) if p not in out)
         durak = remaining[0] if remaining else None
@@ -915,11 +922,8 @@ def _next_holding(n: int, out: tuple[int, ...], player: int, skip: int = 0) -> i
     return player
 
 
-def _decided(n: int, out: tuple[int, ...], partners: bool) -> bool:
-    """Whether the game is over once the stock is empty: at most one player holds
-    cards, or with partners, one side (or both) has none left."""
-    if not partners:
-        return len(out) >= n - 1
+def _side_out(n: int, out: tuple[int, ...]) -> bool:
+    """Whether one side of a partners game (or both) has no cards left (stock empty)."""
     return all(p in out for p in range(0, n, 2)) or all(p in out for p in range(1, n, 2))
 
 

@@ -28,7 +28,7 @@ from telegram.ext import (
 from bot import callbacks, flow, render
 from bot.callbacks import CallbackError, GroupButton, HandButton, LanguageButton
 from bot.flow import Effects, FlowError, Person
-from bot.records import AiLevel, Table
+from bot.records import AiLevel, ChatGame
 from bot.render import Rendered
 from bot.service import Games
 from bot.storage import Storage
@@ -126,10 +126,10 @@ class Handlers:
         await self.mark_dm_open(user)
         payload = context.args[0] if context.args else ""
         if payload.startswith("g") and payload[1:].lstrip("-").isdigit():
-            table = await self.storage.load_table(int(payload[1:]))
-            if table is not None:
-                self.say(chat.id, tr.t("start.linked", group=table.chat_title))
-                self.games.box.refresh(table)
+            game = await self.storage.load_table(int(payload[1:]))
+            if game is not None:
+                self.say(chat.id, tr.t("start.linked", group=game.chat_title))
+                self.games.box.refresh(game)
                 return
         self.say(chat.id, tr.t("start.private"))
 
@@ -144,11 +144,11 @@ class Handlers:
         creator = person(user, negotiate(user.language_code))
         title = chat.title or ""
 
-        def create(table: Table | None) -> tuple[Table | None, Effects]:
-            if table is not None and table.phase in ("lobby", "playing"):
-                key = "newgame.lobby_open" if table.phase == "lobby" else "newgame.running"
-                raise FlowError(key, reply_to=table.lobby_message_id or table.table_message_id)
-            rules = table.rules if table is not None else Rules()
+        def create(game: ChatGame | None) -> tuple[ChatGame | None, Effects]:
+            if game is not None and game.phase in ("lobby", "playing"):
+                key = "newgame.lobby_open" if game.phase == "lobby" else "newgame.running"
+                raise FlowError(key, reply_to=game.lobby_message_id or game.table_message_id)
+            rules = game.rules if game is not None else Rules()
             return flow.new_lobby(chat.id, title, creator, new_game_id(), rules), Effects()
 
         try:
@@ -181,8 +181,8 @@ class Handlers:
             return
         tr = await self.chat_tr(chat, user)
         # The options of the open lobby, the running game or the next one in this group.
-        table = None if chat.type == ChatType.PRIVATE else await self.storage.load_table(chat.id)
-        rules = table.rules if table is not None else Rules()
+        game = None if chat.type == ChatType.PRIVATE else await self.storage.load_table(chat.id)
+        rules = game.rules if game is not None else Rules()
         target, lang = chat.id, tr.lang
         if chat.type != ChatType.PRIVATE and (await self.storage.user(user.id)).dm_open:
             # The long text goes to the private chat, in the reader's own language.
@@ -272,10 +272,10 @@ class Handlers:
         gid, op = button.game_id, button.op
         lang = negotiate(user.language_code)
         if op in ("start", "cancel", "deck", "throw_in", "transfer", "series", "remove_ai"):
-            table = await self.storage.load_table(chat_id)
-            if table is None or table.game_id != gid or table.phase != "lobby":
+            game = await self.storage.load_table(chat_id)
+            if game is None or game.game_id != gid or game.phase != "lobby":
                 raise FlowError("toast.stale")
-            if not flow.may_manage(table, user.id, False) and not await self.is_admin(
+            if not flow.may_manage(game, user.id, False) and not await self.is_admin(
                 chat_id, user.id, context.bot
             ):
                 raise FlowError(f"toast.only_creator_{'start' if op == 'start' else 'manage'}")
@@ -308,8 +308,8 @@ class Handlers:
             await self.games.change(chat_id, lambda t: (flow.cancel(t, gid), Effects()))
             return None
         if op == "start":
-            table = await self.storage.load_table(chat_id)
-            unreachable = await self.games.unreachable(table) if table else []
+            game = await self.storage.load_table(chat_id)
+            unreachable = await self.games.unreachable(game) if game else []
             now = self.games.clock()
             await self.games.change(
                 chat_id, lambda t: flow.start(t, gid, now, unreachable, **self.games.kwargs())
@@ -336,13 +336,13 @@ class Handlers:
             # Checked by game, not by step: the computer keeps moving the seat meanwhile.
             await self.games.take_back(chat_id, gid, user_id)
             return "toast.taken_back"
-        table = await self.storage.load_table(chat_id)
-        if table is None or table.game_id != gid or table.phase != "playing":
+        game = await self.storage.load_table(chat_id)
+        if game is None or game.game_id != gid or game.phase != "playing":
             raise FlowError("toast.stale")
-        seat = table.seat_of(user_id)
+        seat = game.seat_of(user_id)
         if seat is None:
             raise FlowError("toast.not_in_game")
-        state = table.engine_state()
+        state = game.engine_state()
         if state.step != step:
             raise FlowError("toast.stale")
         if button.op == "pick":
@@ -370,15 +370,15 @@ class Handlers:
             record.lang = button.lang
             await self.storage.save_user(user.id, record)
         else:
-            table = await self.storage.load_table(chat.id)
-            creator = table is not None and table.phase == "lobby" and table.creator_id == user.id
+            game = await self.storage.load_table(chat.id)
+            creator = game is not None and game.phase == "lobby" and game.creator_id == user.id
             if not creator and not await self.is_admin(chat.id, user.id, context.bot):
                 raise FlowError("toast.only_admin_language")
             settings = await self.storage.chat_settings(chat.id)
             settings.lang = button.lang
             await self.storage.save_chat_settings(chat.id, settings)
-            if table is not None and table.phase in ("lobby", "playing", "finished"):
-                self.games.box.refresh(table)
+            if game is not None and game.phase in ("lobby", "playing", "finished"):
+                self.games.box.refresh(game)
         tr = get_translator(button.lang)
         self.games.box.say(
             chat.id, Rendered(tr.t("language.set", language=language_name(button.lang)))

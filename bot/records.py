@@ -43,8 +43,9 @@ class Seat(BaseModel):
         return self.ai is not None
 
 
-class Table(BaseModel):
-    """Everything about the game in one chat: lobby, running game, series."""
+class ChatGame(BaseModel):
+    """A chat's game record: its lobby, running game and series (not the cards on the
+    table, which live in ``state``)."""
 
     schema_version: Literal[1] = Field(1, alias="schema")
     game_id: str
@@ -88,6 +89,10 @@ class Table(BaseModel):
 
     def to_json(self) -> str:
         return self.model_dump_json(by_alias=True)
+
+
+Table = ChatGame
+"""The record's old name, kept for callers that still import it."""
 
 
 class ChatSettings(BaseModel):

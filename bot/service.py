@@ -15,7 +15,7 @@ from bot import flow, render
 from bot.ai_runner import AiRunner, ai_seed
 from bot.flow import Effects, FlowError
 from bot.outbox import HandMode, Outbox
-from bot.records import Table
+from bot.records import ChatGame
 from bot.render import Rendered
 from bot.scheduler import Scheduler
 from bot.storage import Storage, Write
@@ -24,7 +24,7 @@ from locales import Translator, negotiate, translator
 
 log = logging.getLogger(__name__)
 
-Change = Callable[[Table | None], tuple[Table | None, Effects]]
+Change = Callable[[ChatGame | None], tuple[ChatGame | None, Effects]]
 
 
 @dataclass(frozen=True)
@@ -55,29 +55,29 @@ class Games:
         assert self.outbox is not None, "outbox not attached"
         return self.outbox
 
-    # --- changing a table -------------------------------------------------------------------
+    # --- changing a game -------------------------------------------------------------------
 
-    async def change(self, chat_id: int, fn: Change) -> tuple[Table | None, Effects]:
+    async def change(self, chat_id: int, fn: Change) -> tuple[ChatGame | None, Effects]:
         """Apply ``fn`` atomically, then show the result and set the next timer."""
 
-        def step(current: Table | None) -> Write[tuple[Table | None, Effects]]:
-            table, effects = fn(current)
-            return Write(table, (table, effects), stats=effects.stats)
+        def step(current: ChatGame | None) -> Write[tuple[ChatGame | None, Effects]]:
+            game, effects = fn(current)
+            return Write(game, (game, effects), stats=effects.stats)
 
-        table, effects = await self.storage.update_table(chat_id, step)
-        if table is not None:
-            await self.after(table, effects)
-        return table, effects
+        game, effects = await self.storage.update_table(chat_id, step)
+        if game is not None:
+            await self.after(game, effects)
+        return game, effects
 
-    async def after(self, table: Table, effects: Effects) -> None:
-        due = flow.next_due(table)
-        if due is not None and table.phase == "playing":
-            await self.scheduler.schedule(table.chat_id, due)
-        self.box.refresh(table, effects.notify, effects.calm)
+    async def after(self, game: ChatGame, effects: Effects) -> None:
+        due = flow.next_due(game)
+        if due is not None and game.phase == "playing":
+            await self.scheduler.schedule(game.chat_id, due)
+        self.box.refresh(game, effects.notify, effects.calm)
         if effects.announce:
-            tr = await self.group_translator(table.chat_id)
+            tr = await self.group_translator(game.chat_id)
             for note in effects.announce:
-                self.box.say(table.chat_id, Rendered(tr.t(note.key, **note.kwargs)))
+                self.box.say(game.chat_id, Rendered(tr.t(note.key, **note.kwargs)))
 
     def kwargs(self) -> dict[str, float]:
         t = self.timing
@@ -90,8 +90,8 @@ class Games:
         t = self.timing
         await self.change(
             chat_id,
-            lambda table: flow.play(
-                table,
+            lambda game: flow.play(
+                game,
                 game_id,
                 user_id,
                 step,
@@ -106,30 +106,30 @@ class Games:
     async def leave(self, chat_id: int, game_id: str, user_id: int) -> None:
         now = self.clock()
         await self.change(
-            chat_id, lambda table: flow.leave_game(table, game_id, user_id, now, **self.kwargs())
+            chat_id, lambda game: flow.leave_game(game, game_id, user_id, now, **self.kwargs())
         )
 
     async def take_back(self, chat_id: int, game_id: str, user_id: int) -> None:
         now = self.clock()
         await self.change(
             chat_id,
-            lambda table: flow.take_back_seat(table, game_id, user_id, now, **self.kwargs()),
+            lambda game: flow.take_back_seat(game, game_id, user_id, now, **self.kwargs()),
         )
 
     # --- timers and computer seats ----------------------------------------------------------
 
     async def timer_fired(self, chat_id: int) -> None:
-        table = await self.storage.load_table(chat_id)
-        if table is None or table.phase != "playing":
+        game = await self.storage.load_table(chat_id)
+        if game is None or game.phase != "playing":
             return
         now = self.clock()
         t = self.timing
-        turn = flow.ai_turn(table, now)
+        turn = flow.ai_turn(game, now)
         if turn is not None:
             seat, view = turn
-            level = table.seats[seat].ai or "normal"
-            action = await self.ai.choose(level, ai_seed(table.game_id, view.step, seat), view)
-            game_id, step = table.game_id, view.step
+            level = game.seats[seat].ai or "normal"
+            action = await self.ai.choose(level, ai_seed(game.game_id, view.step, seat), view)
+            game_id, step = game.game_id, view.step
             # Someone may have moved first; the new state then has its own timer.
             with contextlib.suppress(FlowError):
                 await self.change(
@@ -146,7 +146,7 @@ class Games:
                         notify_quiet=t.notify_quiet,
                     ),
                 )
-        elif table.turn_deadline is not None and table.turn_deadline <= now:
+        elif game.turn_deadline is not None and game.turn_deadline <= now:
             await self.change(
                 chat_id,
                 lambda current: flow.on_timeout(
@@ -160,22 +160,22 @@ class Games:
         await self.ensure_timer(chat_id)
 
     async def ensure_timer(self, chat_id: int) -> None:
-        table = await self.storage.load_table(chat_id)
-        if table is not None and table.phase == "playing":
-            due = flow.next_due(table)
+        game = await self.storage.load_table(chat_id)
+        if game is not None and game.phase == "playing":
+            due = flow.next_due(game)
             if due is not None:
                 await self.scheduler.schedule(chat_id, due)
 
     async def resume(self) -> None:
         """After a start: every running game gets its timer and a fresh look."""
         for chat_id in await self.storage.running_chats():
-            table = await self.storage.load_table(chat_id)
-            if table is None or table.phase != "playing":
+            game = await self.storage.load_table(chat_id)
+            if game is None or game.phase != "playing":
                 continue
-            due = flow.next_due(table)
+            due = flow.next_due(game)
             if due is not None:
                 await self.scheduler.schedule(chat_id, due)
-            self.box.refresh(table)
+            self.box.refresh(game)
 
     # --- rendering with data ------------------------------------------------------------------
 
@@ -183,33 +183,33 @@ class Games:
         settings = await self.storage.chat_settings(chat_id)
         return translator(negotiate(settings.lang))
 
-    async def unreachable(self, table: Table) -> list[str]:
+    async def unreachable(self, game: ChatGame) -> list[str]:
         names = []
-        for seat in table.seats:
+        for seat in game.seats:
             if seat.human and seat.user_id is not None:
                 record = await self.storage.user(seat.user_id)
                 if not record.dm_open:
                     names.append(seat.name)
         return names
 
-    async def render_group(self, table: Table) -> Rendered:
-        tr = await self.group_translator(table.chat_id)
-        if table.phase == "lobby":
-            return render.lobby(table, tr, self.bot_username, await self.unreachable(table))
-        if table.phase == "cancelled":
+    async def render_group(self, game: ChatGame) -> Rendered:
+        tr = await self.group_translator(game.chat_id)
+        if game.phase == "lobby":
+            return render.lobby_message(game, tr, self.bot_username, await self.unreachable(game))
+        if game.phase == "cancelled":
             return render.cancelled(tr)
-        return render.table_message(table, tr, self.bot_username)
+        return render.table_message(game, tr, self.bot_username)
 
-    async def render_hand(self, table: Table, seat: int, mode: HandMode | None) -> Rendered:
-        info = table.seats[seat]
+    async def render_hand(self, game: ChatGame, seat: int, mode: HandMode | None) -> Rendered:
+        info = game.seats[seat]
         # A language chosen with /language in private wins over the Telegram one.
         chosen = (await self.storage.user(info.user_id)).lang if info.user_id else None
         tr = translator(negotiate(chosen or info.lang))
         if info.left:
-            return render.hand_closed(table, tr)
+            return render.hand_closed(game, tr)
         pick = None
         if mode is not None and mode[0] == "pick":
             pick = Card(mode[1])
-        return render.hand(
-            table, seat, tr, pick=pick, confirm_leave=mode is not None and mode[0] == "leave"
+        return render.hand_message(
+            game, seat, tr, pick=pick, confirm_leave=mode is not None and mode[0] == "leave"
         )

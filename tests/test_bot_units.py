@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from bot import callbacks, flow, render
 from bot.callbacks import CallbackError, HandButton
 from bot.flow import FlowError, Person
-from bot.records import Table
+from bot.records import ChatGame
 from engine import (
     Attack,
     Beat,
@@ -73,7 +73,7 @@ def test_group_and_language_buttons() -> None:
         callbacks.decode("g:ab12cd:Z")
 
 
-def two_player_lobby() -> Table:
+def two_player_lobby() -> ChatGame:
     table = flow.new_lobby(CHAT, "Club", ANN, GID)
     return flow.join(table, GID, BOB)
 
@@ -182,7 +182,7 @@ def test_rendering_escapes_names_and_offers_only_legal_moves() -> None:
     assert "Ann &lt;b&gt;" in group.text and "Ann <b>" not in group.text
     state = table.engine_state()
     for seat in range(2):
-        hand = render.hand(table, seat, tr)
+        hand = render.hand_message(table, seat, tr)
         legal = set(legal_actions(state, seat))
         assert hand.markup is not None
         for row in hand.markup.inline_keyboard:
@@ -202,7 +202,7 @@ def test_rendering_escapes_names_and_offers_only_legal_moves() -> None:
 
 def test_lobby_render_has_every_label_and_rules_options() -> None:
     tr = translator("en")
-    content = render.lobby(two_player_lobby(), tr, "durak_bot", ["Bob"])
+    content = render.lobby_message(two_player_lobby(), tr, "durak_bot", ["Bob"])
     labels = [b.text for row in content.markup.inline_keyboard for b in row]  # type: ignore[union-attr]
     for word in (
         "Join",
@@ -229,7 +229,7 @@ def test_big_tables_stay_within_telegram_limits() -> None:
     tr = translator("en")
     assert len(render.table_message(table, tr, "b").text) <= 4096
     for seat in range(6):
-        assert len(render.hand(table, seat, tr).text) <= 4096
+        assert len(render.hand_message(table, seat, tr).text) <= 4096
 
 
 async def test_hard_ai_thinks_in_a_process_pool() -> None:

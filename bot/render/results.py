@@ -1,0 +1,37 @@
+"""The group message at a game's end: places, the durak, the series so far."""
+
+from __future__ import annotations
+
+from telegram import InlineKeyboardButton
+
+from bot import callbacks
+from bot.flow import series_over
+from bot.records import ChatGame
+from bot.render.common import Rendered, fit, markup, seat_name
+from locales import Html, Translator
+
+
+def results_message(game: ChatGame, tr: Translator) -> Rendered:
+    names = [seat_name(s, tr) for s in game.seats]
+    lines: list[str] = [tr.t("result.title")]
+    order = [s for s in game.final_order if s != game.final_durak]
+    for place, seat in enumerate(order, 1):
+        lines.append(f"{place}. {names[seat]}")
+    if game.final_durak is None:
+        lines.append(tr.t("result.draw"))
+    else:
+        lines.append(tr.t("result.durak", name=names[game.final_durak]))
+    if game.rules.series_length > 1 and game.series_durak:
+        lines.append(tr.t("result.series", game=game.series_played, total=game.rules.series_length))
+        ranked = sorted(range(len(game.seats)), key=lambda s: game.series_durak[s])
+        for seat in ranked:
+            lines.append(tr.n("result.series_line", game.series_durak[seat], name=names[seat]))
+        if series_over(game):
+            best = min(game.series_durak)
+            winners = [names[s] for s in ranked if game.series_durak[s] == best]
+            lines.append(tr.t("result.series_winner", names=Html(", ".join(winners))))
+    key = "result.next_game" if not series_over(game) else "result.new_game"
+    button = InlineKeyboardButton(
+        tr.t(key), callback_data=callbacks.encode_group(game.game_id, "new")
+    )
+    return Rendered(fit("\n".join(lines)), markup([[button]]))

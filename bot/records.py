@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from engine import Rules, State
+from engine import Rules, Series, State
 
 AiLevel = Literal["easy", "normal", "hard"]
 AI_LEVELS: tuple[AiLevel, ...] = ("easy", "normal", "hard")
 Phase = Literal["lobby", "playing", "finished", "cancelled"]
+_OLD_SERIES_FIELDS = frozenset({"series_played", "series_durak", "dealer"})
 
 
 class Seat(BaseModel):
@@ -56,10 +57,9 @@ class ChatGame(BaseModel):
     rules: Rules = Rules()
     seats: list[Seat] = []
     state: dict[str, Any] | None = None
-    series_played: int = 0
-    series_durak: list[int] = []
-    """Per seat: how often that seat was the durak in this series."""
-    dealer: int = 0
+    series: Series | None = None
+    """The series so far (the engine keeps the score and who deals next); None until
+    the first game of a series is dealt, and again when seats or options change."""
     forced_durak: int | None = None
     """The first seat that left mid-game: that game's durak whatever happens next."""
     table_message_id: int | None = None
@@ -73,10 +73,23 @@ class ChatGame(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_old_series_fields(cls, data: Any) -> Any:
+        """Records stored before the engine kept the series score: the series restarts."""
+        if isinstance(data, dict) and "series_played" in data:
+            data = {k: v for k, v in data.items() if k not in _OLD_SERIES_FIELDS}
+        return data
+
     def engine_state(self) -> State:
         if self.state is None:
             raise ValueError("no game running")
         return State.from_dict(self.state)
+
+    @property
+    def games_played(self) -> int:
+        """Games of the current series finished so far."""
+        return self.series.games_played if self.series is not None else 0
 
     def seat_of(self, user_id: int) -> int | None:
         for i, seat in enumerate(self.seats):

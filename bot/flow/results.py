@@ -1,11 +1,11 @@
-"""A game's end: the finishing order, stats, the series count, and the next lobby."""
+"""A game's end: the finishing order, stats, the series score, and the next lobby."""
 
 from __future__ import annotations
 
-from bot.flow.common import Effects, FlowError
+from bot.flow.common import Effects, FlowError, Moment, Outcome
 from bot.records import ChatGame, Seat
 from bot.storage import StatDelta
-from engine import State, result
+from engine import GameResult, State, result
 
 
 def finish(game: ChatGame, state: State, effects: Effects, *, early: bool) -> None:
@@ -13,6 +13,7 @@ def finish(game: ChatGame, state: State, effects: Effects, *, early: bool) -> No
     order = list(outcome.order) if outcome is not None else list(state.out)
     durak = outcome.durak if outcome is not None else None
     if game.forced_durak is not None:
+        # The first to leave is this game's durak, whatever the cards say.
         durak = game.forced_durak
         order = [s for s in order if s != durak]
         rest = [s for s in range(len(game.seats)) if s not in order and s != durak]
@@ -22,26 +23,24 @@ def finish(game: ChatGame, state: State, effects: Effects, *, early: bool) -> No
     game.final_durak = durak
     game.ended_early = early
     game.turn_deadline = game.ai_due = None
-    game.series_played += 1
-    if not game.series_durak:
-        game.series_durak = [0] * len(game.seats)
-    if durak is not None:
-        game.series_durak[durak] += 1
-    first_out = state.out[0] if state.out and not early else None
+    if game.series is not None:
+        game.series = game.series.record(GameResult(durak, tuple(order)))
+    # A drawn game has no first out (a void round wins nobody anything), and a game
+    # ended early by leavers has no real one.
+    first_out = order[0] if order and durak is not None and not early else None
     for i, seat in enumerate(game.seats):
         if seat.user_id is None:
             continue
         effects.stats.append(
             StatDelta(seat.user_id, seat.name, durak=int(i == durak), first=int(i == first_out))
         )
-    effects.ended = True
 
 
 def series_over(game: ChatGame) -> bool:
-    return game.series_played >= game.rules.series_length
+    return game.series is None or game.series.finished
 
 
-def next_game(game: ChatGame | None, game_id: str, new_game_id: str) -> ChatGame:
+def next_game(game: ChatGame | None, moment: Moment, game_id: str, new_game_id: str) -> Outcome:
     """A new lobby after a finished game: same seats and rules, series carried on."""
     if game is None or game.game_id != game_id:
         raise FlowError("toast.stale")
@@ -52,17 +51,14 @@ def next_game(game: ChatGame | None, game_id: str, new_game_id: str) -> ChatGame
         for s in game.seats
         if not s.left
     ]
-    over = game.series_played >= game.rules.series_length or len(seats) != len(game.seats)
-    dealer = game.final_durak if game.final_durak is not None else 0
-    return game.model_copy(
+    over = series_over(game) or len(seats) != len(game.seats)
+    lobby = game.model_copy(
         update={
             "game_id": new_game_id,
             "phase": "lobby",
             "seats": seats,
             "state": None,
-            "series_played": 0 if over else game.series_played,
-            "series_durak": [] if over else game.series_durak,
-            "dealer": 0 if over else dealer,
+            "series": None if over else game.series,
             "table_message_id": None,
             "lobby_message_id": None,
             "turn_deadline": None,
@@ -73,3 +69,4 @@ def next_game(game: ChatGame | None, game_id: str, new_game_id: str) -> ChatGame
             "ended_early": False,
         }
     )
+    return lobby, Effects()

@@ -3,7 +3,7 @@ and when the next timer is due."""
 
 from __future__ import annotations
 
-from bot.flow.common import Announcement, Effects, FlowError
+from bot.flow.common import Announcement, Effects, FlowError, Moment, Outcome
 from bot.flow.results import finish
 from bot.records import ChatGame
 from engine import (
@@ -17,6 +17,7 @@ from engine import (
     apply,
     legal_actions,
     view,
+    waiting_for,
 )
 
 TIMEOUTS_BEFORE_HANDOVER = 3
@@ -34,7 +35,7 @@ def required(state: State) -> set[int]:
 
 
 def waiting(state: State) -> tuple[int, ...]:
-    return view(state, 0).waiting_for
+    return waiting_for(state)
 
 
 def _playing(game: ChatGame | None, game_id: str) -> tuple[ChatGame, State]:
@@ -44,17 +45,8 @@ def _playing(game: ChatGame | None, game_id: str) -> tuple[ChatGame, State]:
 
 
 def play(
-    game: ChatGame | None,
-    game_id: str,
-    user_id: int,
-    step: int,
-    action: Action,
-    now: float,
-    *,
-    ai_delay: float,
-    turn_timeout: float,
-    notify_quiet: float,
-) -> tuple[ChatGame, Effects]:
+    game: ChatGame | None, moment: Moment, game_id: str, user_id: int, step: int, action: Action
+) -> Outcome:
     """A human's move from a hand button."""
     game, state, seat = _seat_in_game(game, game_id, user_id)
     if game.seats[seat].computer:
@@ -66,32 +58,24 @@ def play(
     except IllegalActionError:
         raise FlowError("toast.illegal") from None
     game.seats[seat].timeouts = 0
-    game.seats[seat].last_active = now
+    game.seats[seat].last_active = moment.now
     effects = Effects()
-    _advance(game, state, after, now, effects, ai_delay, turn_timeout, notify_quiet)
+    _advance(game, state, after, moment, effects)
     if not after.over and not legal_actions(after, seat):
         effects.calm.add(user_id)
     return game, effects
 
 
 def ai_move(
-    game: ChatGame | None,
-    game_id: str,
-    seat: int,
-    step: int,
-    action: Action,
-    now: float,
-    *,
-    ai_delay: float,
-    turn_timeout: float,
-    notify_quiet: float,
-) -> tuple[ChatGame, Effects]:
+    game: ChatGame | None, moment: Moment, game_id: str, seat: int, step: int, action: Action
+) -> Outcome:
+    """A computer seat's move, chosen from ``step``'s view."""
     game, state = _playing(game, game_id)
     if step != state.step or not game.seats[seat].computer:
         raise FlowError("toast.stale")
     after = apply(state, seat, action)
     effects = Effects()
-    _advance(game, state, after, now, effects, ai_delay, turn_timeout, notify_quiet)
+    _advance(game, state, after, moment, effects)
     return game, effects
 
 
@@ -123,19 +107,12 @@ def timeout_action(v: PlayerView) -> Action | None:
     return None
 
 
-def on_timeout(
-    game: ChatGame | None,
-    now: float,
-    *,
-    ai_delay: float,
-    turn_timeout: float,
-    notify_quiet: float,
-) -> tuple[ChatGame | None, Effects]:
+def on_timeout(game: ChatGame | None, moment: Moment) -> Outcome:
     """Move for every human the game waited on past the deadline."""
     if game is None or game.phase != "playing" or game.turn_deadline is None:
-        return None, Effects()
-    if game.turn_deadline > now + 1e-6:
-        return None, Effects()
+        raise FlowError("toast.stale")
+    if game.turn_deadline > moment.now + 1e-6:
+        raise FlowError("toast.stale")  # a move came first and set a new deadline
     state = game.engine_state()
     start_state = state
     effects = Effects()
@@ -159,9 +136,9 @@ def on_timeout(
         if state.over:
             break
     if state is start_state:
-        schedule(game, state, now, ai_delay, turn_timeout)
+        schedule(game, state, moment)
         return game, effects
-    _advance(game, start_state, state, now, effects, ai_delay, turn_timeout, notify_quiet)
+    _advance(game, start_state, state, moment, effects)
     return game, effects
 
 
@@ -174,15 +151,7 @@ def _seat_in_game(game: ChatGame | None, game_id: str, user_id: int) -> tuple[Ch
     return game, state, seat
 
 
-def take_back_seat(
-    game: ChatGame | None,
-    game_id: str,
-    user_id: int,
-    now: float,
-    *,
-    ai_delay: float,
-    turn_timeout: float,
-) -> tuple[ChatGame, Effects]:
+def take_back_seat(game: ChatGame | None, moment: Moment, game_id: str, user_id: int) -> Outcome:
     """A player whose seat went to the computer after missed moves plays it again."""
     game, state, seat = _seat_in_game(game, game_id, user_id)
     info = game.seats[seat]
@@ -190,22 +159,14 @@ def take_back_seat(
         raise FlowError("toast.stale")  # they left for good, or already play it
     info.ai = None
     info.timeouts = 0
-    info.last_active = now
+    info.last_active = moment.now
     effects = Effects()
     effects.announce.append(Announcement("group.player_back", {"name": info.name}))
-    schedule(game, state, now, ai_delay, turn_timeout)
+    schedule(game, state, moment)
     return game, effects
 
 
-def leave_game(
-    game: ChatGame | None,
-    game_id: str,
-    user_id: int,
-    now: float,
-    *,
-    ai_delay: float,
-    turn_timeout: float,
-) -> tuple[ChatGame, Effects]:
+def leave_game(game: ChatGame | None, moment: Moment, game_id: str, user_id: int) -> Outcome:
     """The leaver is this game's durak; a computer plays the seat out."""
     game, state, seat = _seat_in_game(game, game_id, user_id)
     info = game.seats[seat]
@@ -220,20 +181,11 @@ def leave_game(
     if not active_humans or (len(active_humans) == 1 and not had_computers):
         finish(game, state, effects, early=True)
         return game, effects
-    schedule(game, state, now, ai_delay, turn_timeout)
+    schedule(game, state, moment)
     return game, effects
 
 
-def _advance(
-    game: ChatGame,
-    before: State,
-    after: State,
-    now: float,
-    effects: Effects,
-    ai_delay: float,
-    turn_timeout: float,
-    notify_quiet: float,
-) -> None:
+def _advance(game: ChatGame, before: State, after: State, moment: Moment, effects: Effects) -> None:
     game.state = after.to_dict()
     if after.over:
         finish(game, after, effects, early=False)
@@ -241,14 +193,13 @@ def _advance(
     newly = required(after) - required(before)
     for seat in newly:
         info = game.seats[seat]
-        if info.human and info.user_id is not None and now - info.last_active > notify_quiet:
+        quiet = moment.now - info.last_active > moment.timing.notify_quiet
+        if info.human and info.user_id is not None and quiet:
             effects.notify.add(info.user_id)
-    schedule(game, after, now, ai_delay, turn_timeout)
+    schedule(game, after, moment)
 
 
-def schedule(
-    game: ChatGame, state: State, now: float, ai_delay: float, turn_timeout: float
-) -> None:
+def schedule(game: ChatGame, state: State, moment: Moment) -> None:
     """Set the turn deadline (a human is waited on) and when a computer seat moves."""
     if state.over or game.phase != "playing":
         game.turn_deadline = game.ai_due = None
@@ -257,10 +208,10 @@ def schedule(
     if state.step != game.last_seen_step:
         game.last_seen_step = state.step
         human = any(game.seats[s].human for s in seats)
-        game.turn_deadline = now + turn_timeout if human else None
+        game.turn_deadline = moment.now + moment.timing.turn_timeout if human else None
     if any(game.seats[s].computer for s in seats):
-        if game.ai_due is None or game.ai_due <= now:
-            game.ai_due = now + ai_delay
+        if game.ai_due is None or game.ai_due <= moment.now:
+            game.ai_due = moment.now + moment.timing.ai_delay
     else:
         game.ai_due = None
 

@@ -21,14 +21,18 @@ def results_message(game: ChatGame, tr: Translator) -> Rendered:
         lines.append(tr.t("result.draw"))
     else:
         lines.append(tr.t("result.durak", name=names[game.final_durak]))
-    if game.rules.series_length > 1 and game.series_durak:
-        lines.append(tr.t("result.series", game=game.series_played, total=game.rules.series_length))
-        ranked = sorted(range(len(game.seats)), key=lambda s: game.series_durak[s])
+    series = game.series
+    if game.rules.series_length > 1 and series is not None:
+        lines.append(
+            tr.t("result.series", game=series.games_played, total=series.rules.series_length)
+        )
+        ranked = series.standings()
         for seat in ranked:
-            lines.append(tr.n("result.series_line", game.series_durak[seat], name=names[seat]))
-        if series_over(game):
-            best = min(game.series_durak)
-            winners = [names[s] for s in ranked if game.series_durak[s] == best]
+            lines.append(tr.n("result.series_line", series.durak_counts[seat], name=names[seat]))
+        if series.finished:
+            # The engine ranks the series; whoever shares the best durak count wins.
+            best = series.durak_counts[ranked[0]]
+            winners = [names[s] for s in ranked if series.durak_counts[s] == best]
             lines.append(tr.t("result.series_winner", names=Html(", ".join(winners))))
     key = "result.next_game" if not series_over(game) else "result.new_game"
     button = InlineKeyboardButton(

@@ -77,7 +77,7 @@ def table_message(game: ChatGame, tr: Translator, bot_username: str) -> Rendered
     lines: list[str] = [
         tr.t("table.title")
         if game.rules.series_length == 1
-        else tr.t("table.title_series", game=game.series_played + 1, total=game.rules.series_length)
+        else tr.t("table.title_series", game=game.games_played + 1, total=game.rules.series_length)
     ]
     lines.append(
         tr.t(

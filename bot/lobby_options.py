@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from engine import Rules
+from engine.rules import PARTNER_TABLES
 
 Who = Literal["anyone", "manager"]
 """Who may use a lobby button: any member, or the lobby's creator or a group admin."""
@@ -33,6 +34,19 @@ class LobbyOption:
     value_keys: Mapping[Any, str] | None = None
     """Catalogue key of each value's text; None shows the value as it is."""
     who: Who = "manager"
+    seats: tuple[int, ...] | None = None
+    """Seat counts the option may be changed from its first value with; None: any."""
+    refused: str = "toast.invalid"
+    """The toast when the seat count does not allow it."""
+
+    def offered(self, rules: Rules, seats: int) -> bool:
+        """Shown in the lobby: the seat count allows it, or it is on and must be
+        switchable back."""
+        return self.seats is None or seats in self.seats or self.current(rules) != self.values[0]
+
+    def allows(self, rules: Rules, seats: int) -> bool:
+        """Whether a game with ``seats`` players may start with this option as set."""
+        return self.seats is None or seats in self.seats or self.current(rules) == self.values[0]
 
     def current(self, rules: Rules) -> Any:
         return getattr(rules, self.field)
@@ -68,5 +82,16 @@ LOBBY_OPTIONS: Final[tuple[LobbyOption, ...]] = (
         {"podkidnoy": "option.off", "perevodnoy": "option.on"},
     ),
     LobbyOption("series", "r", "series_length", (1, 3, 5, 10), "lobby.series", "count"),
+    LobbyOption(
+        "partners",
+        "p",
+        "partners",
+        (False, True),
+        "lobby.partners",
+        "value",
+        _ON_OFF,
+        seats=PARTNER_TABLES,
+        refused="toast.partners_seats",
+    ),
 )
 OPTIONS_BY_OP: Final = {option.op: option for option in LOBBY_OPTIONS}

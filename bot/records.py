@@ -69,6 +69,8 @@ class ChatGame(BaseModel):
     last_seen_step: int = -1
     final_order: list[int] = []
     final_durak: int | None = None
+    final_losing_team: int | None = None
+    """Partners games: the team (seat % 2) that lost; every member is a durak."""
     ended_early: bool = False
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)

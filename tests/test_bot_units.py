@@ -242,6 +242,38 @@ async def test_hard_ai_thinks_in_a_process_pool() -> None:
         runner.close()
 
 
+def four_seat_lobby() -> ChatGame:
+    game = two_player_lobby()
+    for level in ("easy", "normal"):
+        game, _ = flow.add_ai(game, T0, GID, level, level)  # type: ignore[arg-type]
+    return game
+
+
+def test_partners_only_with_four_or_six_seats() -> None:
+    tr = translator("en")
+    three, _ = flow.add_ai(two_player_lobby(), T0, GID, "easy", "Easy")
+    offered = [
+        b.text
+        for row in render.lobby_message(three, tr, "b", []).markup.inline_keyboard
+        for b in row
+    ]  # type: ignore[union-attr]
+    assert not any(t.startswith("Partners") for t in offered)
+    with pytest.raises(FlowError, match="partners_seats"):
+        flow.change_option(three, T0, GID, "partners")
+    four, _ = flow.add_ai(three.model_copy(deep=True), T0, GID, "easy", "Easy")
+    four, _ = flow.change_option(four, T0, GID, "partners")
+    assert four.rules.partners
+    # Someone leaves: partners stays on (so it can be switched off) but cannot start.
+    five, _ = flow.add_ai(four.model_copy(deep=True), T0, GID, "easy", "Easy")
+    shown = render.lobby_message(five, tr, "b", [])
+    assert "Partners: on" in [b.text for row in shown.markup.inline_keyboard for b in row]  # type: ignore[union-attr]
+    with pytest.raises(FlowError, match="partners_seats"):
+        flow.start(five, T0, GID, [])
+    game, _ = flow.start(four, T0, GID, [])
+    text = render.table_message(game, tr, "b").text
+    assert "team A" in text and "team B" in text
+
+
 def test_every_group_operation_has_exactly_one_handler() -> None:
     import fakeredis
 
@@ -262,7 +294,7 @@ def test_every_group_operation_has_exactly_one_handler() -> None:
 def test_each_lobby_option_cycles_through_its_values_and_shows_them() -> None:
     tr = translator("en")
     for option in LOBBY_OPTIONS:
-        game = two_player_lobby()
+        game = four_seat_lobby()
         seen = []
         for _ in option.values:
             seen.append(option.current(game.rules))

@@ -42,11 +42,9 @@ from bot.flow.turns import (
     next_due,
     on_timeout,
     play,
-    required,
     schedule,
     take_back_seat,
     timeout_action,
-    waiting,
 )
 
 __all__ = [
@@ -77,11 +75,9 @@ __all__ = [
     "open_lobby",
     "play",
     "remove_ai",
-    "required",
     "schedule",
     "series_over",
     "start",
     "take_back_seat",
     "timeout_action",
-    "waiting",
 ]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from bot.flow.common import Effects, FlowError, Moment, Outcome, Person, game_seed
 from bot.flow.turns import schedule
-from bot.lobby_options import OPTIONS_BY_OP
+from bot.lobby_options import LOBBY_OPTIONS, OPTIONS_BY_OP
 from bot.records import AiLevel, ChatGame, Seat
-from engine import Rules, Series
+from engine import Rules, Series, dealer_by_lot
 from engine.rules import MAX_PLAYERS, MIN_PLAYERS
 
 
@@ -92,7 +92,10 @@ def change_option(game: ChatGame | None, moment: Moment, game_id: str, op: str) 
     option = OPTIONS_BY_OP.get(op)
     if option is None:
         raise FlowError("toast.invalid")
-    game.rules = option.following(game.rules)
+    rules = option.following(game.rules)
+    if not option.allows(rules, len(game.seats)):
+        raise FlowError(option.refused)
+    game.rules = rules
     return _seats_changed(game)
 
 
@@ -102,7 +105,7 @@ def may_manage(game: ChatGame, user_id: int, is_admin: bool) -> bool:
 
 def first_dealer(game_id: str, players: int) -> int:
     """The first dealer of a series, drawn by lot (seeded by the game, so reproducible)."""
-    return game_seed(game_id, "dealer") % players
+    return dealer_by_lot(players, game_seed(game_id, 0))
 
 
 def start(game: ChatGame | None, moment: Moment, game_id: str, unreachable: list[str]) -> Outcome:
@@ -114,6 +117,9 @@ def start(game: ChatGame | None, moment: Moment, game_id: str, unreachable: list
         raise FlowError(
             "toast.too_many_for_deck", deck=game.rules.deck_size, count=game.rules.max_players
         )
+    for option in LOBBY_OPTIONS:
+        if not option.allows(game.rules, len(game.seats)):
+            raise FlowError(option.refused)
     if unreachable:
         raise FlowError("toast.waiting_dm")
     series = game.series
@@ -131,6 +137,7 @@ def start(game: ChatGame | None, moment: Moment, game_id: str, unreachable: list
     game.forced_durak = None
     game.final_order = []
     game.final_durak = None
+    game.final_losing_team = None
     game.ended_early = False
     for seat in game.seats:
         seat.timeouts = 0

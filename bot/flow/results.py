@@ -9,30 +9,33 @@ from engine import GameResult, State, result
 
 
 def finish(game: ChatGame, state: State, effects: Effects, *, early: bool) -> None:
-    outcome = result(state)
-    order = list(outcome.order) if outcome is not None else list(state.out)
-    durak = outcome.durak if outcome is not None else None
+    outcome = result(state) or GameResult(None, tuple(state.out))
     if game.forced_durak is not None:
-        # The first to leave is this game's durak, whatever the cards say.
+        # The first to leave is this game's durak (with their team), whatever the cards say.
         durak = game.forced_durak
-        order = [s for s in order if s != durak]
+        order = [s for s in outcome.order if s != durak]
         rest = [s for s in range(len(game.seats)) if s not in order and s != durak]
-        order = [*order, *rest, durak]
+        team = durak % 2 if game.rules.partners else None
+        outcome = GameResult(durak, (*order, *rest, durak), team)
     game.phase = "finished"
-    game.final_order = order
-    game.final_durak = durak
+    game.final_order = list(outcome.order)
+    game.final_durak = outcome.durak
+    game.final_losing_team = outcome.losing_team
     game.ended_early = early
     game.turn_deadline = game.ai_due = None
     if game.series is not None:
-        game.series = game.series.record(GameResult(durak, tuple(order)))
+        game.series = game.series.record(outcome)
+    losers = outcome.losers
     # A drawn game has no first out (a void round wins nobody anything), and a game
     # ended early by leavers has no real one.
-    first_out = order[0] if order and durak is not None and not early else None
+    first_out = outcome.order[0] if outcome.order and not outcome.draw and not early else None
+    if first_out in losers:
+        first_out = None
     for i, seat in enumerate(game.seats):
         if seat.user_id is None:
             continue
         effects.stats.append(
-            StatDelta(seat.user_id, seat.name, durak=int(i == durak), first=int(i == first_out))
+            StatDelta(seat.user_id, seat.name, durak=int(i in losers), first=int(i == first_out))
         )
 
 
@@ -65,6 +68,7 @@ def next_game(game: ChatGame | None, moment: Moment, game_id: str, new_game_id: 
             "ai_due": None,
             "final_order": [],
             "final_durak": None,
+            "final_losing_team": None,
             "forced_durak": None,
             "ended_early": False,
         }

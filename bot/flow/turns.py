@@ -16,6 +16,7 @@ from engine import (
     Take,
     apply,
     legal_actions,
+    must_act,
     view,
     waiting_for,
 )
@@ -23,19 +24,10 @@ from engine import (
 TIMEOUTS_BEFORE_HANDOVER = 3
 
 
-def required(state: State) -> set[int]:
-    """Seats that must move for the game to go on: the leader, or the defender."""
-    if state.over:
-        return set()
-    if not state.attack:
-        return {state.attacker}
-    if not state.taking and None in state.defense:
-        return {state.defender}
-    return set()
-
-
-def waiting(state: State) -> tuple[int, ...]:
-    return waiting_for(state)
+def _must_move(state: State) -> set[int]:
+    """The seat the game cannot go on without (the leader or the defender), if any."""
+    player = must_act(state).player
+    return set() if player is None else {player}
 
 
 def _playing(game: ChatGame | None, game_id: str) -> tuple[ChatGame, State]:
@@ -84,7 +76,7 @@ def ai_turn(game: ChatGame, now: float) -> tuple[int, PlayerView] | None:
     if game.phase != "playing" or game.ai_due is None or game.ai_due > now + 1e-6:
         return None
     state = game.engine_state()
-    for seat in waiting(state):
+    for seat in waiting_for(state):
         if game.seats[seat].computer:
             return seat, view(state, seat)
     return None
@@ -116,8 +108,8 @@ def on_timeout(game: ChatGame | None, moment: Moment) -> Outcome:
     state = game.engine_state()
     start_state = state
     effects = Effects()
-    must = required(state)
-    for seat in waiting(state):
+    must = _must_move(state)
+    for seat in waiting_for(state):
         info = game.seats[seat]
         if not info.human:
             continue
@@ -190,7 +182,7 @@ def _advance(game: ChatGame, before: State, after: State, moment: Moment, effect
     if after.over:
         finish(game, after, effects, early=False)
         return
-    newly = required(after) - required(before)
+    newly = _must_move(after) - _must_move(before)
     for seat in newly:
         info = game.seats[seat]
         quiet = moment.now - info.last_active > moment.timing.notify_quiet
@@ -204,7 +196,8 @@ def schedule(game: ChatGame, state: State, moment: Moment) -> None:
     if state.over or game.phase != "playing":
         game.turn_deadline = game.ai_due = None
         return
-    seats = waiting(state)
+    # The server may know who could throw in (it holds every hand); nobody is shown it.
+    seats = waiting_for(state)
     if state.step != game.last_seen_step:
         game.last_seen_step = state.step
         human = any(game.seats[s].human for s in seats)

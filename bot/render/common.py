@@ -13,6 +13,8 @@ from bot.records import Seat
 from locales import Html, Translator, escape
 
 MAX_TEXT = 4096
+TEAM_NAMES = ("A", "B")
+"""Partners games: team 0 and team 1 (seat % 2) as shown."""
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,6 @@ from __future__ import annotations
 from telegram import InlineKeyboardButton
 
 from bot import callbacks
-from bot.flow import required
 from bot.records import ChatGame
 from bot.render.common import Rendered, chunks, fit, markup
 from bot.render.table import pairs_text
@@ -66,9 +65,9 @@ def hand_message(
     rows = _move_rows(v, tr, cid, gid, pick)
     if pick is not None:
         lines.append(tr.t("hand.pick_target", card=tr.card(pick)))
-    elif seat in required(state):
+    elif v.must_act.player == seat:
         lines.append(tr.t("hand.prompt_defend" if v.table else "hand.prompt_lead"))
-    elif any(not isinstance(a, Swap) for a in legal):
+    elif any(not isinstance(a, Swap) for a in legal):  # own hand: may know it can add
         lines.append(tr.t("hand.prompt_throw_in"))
     elif seat not in v.out:
         lines.append(tr.t("hand.wait"))

@@ -23,7 +23,8 @@ def option_label(option: LobbyOption, rules: Rules, tr: Translator) -> Html:
 
 
 def rules_summary(game: ChatGame, tr: Translator) -> Html:
-    return Html(" · ".join(option_label(o, game.rules, tr) for o in LOBBY_OPTIONS))
+    shown = [o for o in LOBBY_OPTIONS if o.offered(game.rules, len(game.seats))]
+    return Html(" · ".join(option_label(o, game.rules, tr) for o in shown))
 
 
 def lobby_message(
@@ -50,7 +51,11 @@ def lobby_message(
     def b(label: str, op: GroupOp) -> InlineKeyboardButton:
         return InlineKeyboardButton(label, callback_data=callbacks.encode_group(gid, op))
 
-    options = [b(option_label(o, game.rules, tr), o.op) for o in LOBBY_OPTIONS]
+    options = [
+        b(option_label(o, game.rules, tr), o.op)
+        for o in LOBBY_OPTIONS
+        if o.offered(game.rules, len(game.seats))
+    ]
     rows: list[list[InlineKeyboardButton]] = [
         [b(tr.t("lobby.join"), "join"), b(tr.t("lobby.leave"), "leave")],
         [b(tr.t(f"lobby.ai_{level}"), f"ai_{level}") for level in AI_LEVELS],

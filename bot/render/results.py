@@ -7,7 +7,7 @@ from telegram import InlineKeyboardButton
 from bot import callbacks
 from bot.flow import series_over
 from bot.records import ChatGame
-from bot.render.common import Rendered, fit, markup, seat_name
+from bot.render.common import TEAM_NAMES, Rendered, fit, markup, seat_name
 from locales import Html, Translator
 
 
@@ -17,8 +17,12 @@ def results_message(game: ChatGame, tr: Translator) -> Rendered:
     order = [s for s in game.final_order if s != game.final_durak]
     for place, seat in enumerate(order, 1):
         lines.append(f"{place}. {names[seat]}")
+    team = game.final_losing_team
     if game.final_durak is None:
         lines.append(tr.t("result.draw"))
+    elif team is not None:
+        losers = [names[s] for s in range(team, len(game.seats), 2)]
+        lines.append(tr.t("result.team_lost", team=TEAM_NAMES[team], names=Html(", ".join(losers))))
     else:
         lines.append(tr.t("result.durak", name=names[game.final_durak]))
     series = game.series
@@ -30,9 +34,7 @@ def results_message(game: ChatGame, tr: Translator) -> Rendered:
         for seat in ranked:
             lines.append(tr.n("result.series_line", series.durak_counts[seat], name=names[seat]))
         if series.finished:
-            # The engine ranks the series; whoever shares the best durak count wins.
-            best = series.durak_counts[ranked[0]]
-            winners = [names[s] for s in ranked if series.durak_counts[s] == best]
+            winners = [names[s] for s in series.winners()]
             lines.append(tr.t("result.series_winner", names=Html(", ".join(winners))))
     key = "result.next_game" if not series_over(game) else "result.new_game"
     button = InlineKeyboardButton(

@@ -7,11 +7,10 @@ from collections.abc import Sequence
 
 from telegram import InlineKeyboardButton
 
-from bot.flow import required
 from bot.records import ChatGame
-from bot.render.common import Rendered, fit, markup, seat_name
+from bot.render.common import TEAM_NAMES, Rendered, fit, markup, seat_name
 from bot.render.results import results_message
-from engine import Card, view
+from engine import Card, public_view
 from engine.events import (
     Attacked,
     Beaten,
@@ -71,8 +70,8 @@ def _event_line(event: object, names: list[Html], tr: Translator) -> Html | None
 def table_message(game: ChatGame, tr: Translator, bot_username: str) -> Rendered:
     if game.phase == "finished":
         return results_message(game, tr)
-    state = game.engine_state()
-    v = view(state, 0)
+    # Only what everyone may know: the public view has no hand at all.
+    v = public_view(game.engine_state())
     names = [seat_name(s, tr) for s in game.seats]
     lines: list[str] = [
         tr.t("table.title")
@@ -97,16 +96,18 @@ def table_message(game: ChatGame, tr: Translator, bot_username: str) -> Rendered
         else:
             role = tr.n("role.player", v.hand_sizes[i])
         marker = "🤖 " if seat.ai is not None and seat.user_id is not None else ""
+        team = v.team(i)
+        if team is not None:
+            role = tr.t("table.team", role=role, team=TEAM_NAMES[team])
         lines.append(f"{marker}{names[i]} — {role}")
     lines.append(
         tr.t("table.cards", pairs=pairs_text(v.table, tr)) if v.table else tr.t("table.empty")
     )
-    must = required(state)
-    if must:
-        who = next(iter(must))
-        key = "table.turn_defend" if v.table else "table.turn_lead"
-        lines.append(tr.t(key, name=names[who]))
-    elif v.waiting_for:
+    turn = v.must_act
+    if turn.player is not None:
+        key = "table.turn_defend" if turn.kind == "defend" else "table.turn_lead"
+        lines.append(tr.t(key, name=names[turn.player]))
+    elif turn.kind == "throw_in":
         lines.append(tr.t("table.turn_throw_in"))
     last = [ln for e in v.last_events if (ln := _event_line(e, names, tr)) is not None]
     if last:

@@ -32,6 +32,7 @@ from bot import callbacks, flow, render
 from bot.callbacks import CallbackError, GroupButton, HandButton, LanguageButton
 from bot.flow import FlowError, Person
 from bot.lobby_options import LOBBY_OPTIONS, Who
+from bot.names import short_name
 from bot.records import AI_LEVELS, AiLevel
 from bot.render import Rendered
 from bot.service import Games
@@ -239,7 +240,7 @@ class Handlers:
         if chat.type != ChatType.PRIVATE and (await self.storage.user(user.id)).dm_open:
             # The long text goes to the private chat, in the reader's own language.
             target, lang = user.id, (await self.user_tr(user.id, user.language_code)).lang
-            self.say(chat.id, tr.t("rules.sent_dm", name=user.full_name))
+            self.say(chat.id, tr.t("rules.sent_dm", name=short_name(user.full_name)))
         texts = rules_text(
             rules,
             lang,

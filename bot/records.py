@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from bot.names import short_name
 from engine import Rules, Series, State
 
 AiLevel = Literal["easy", "normal", "hard"]
@@ -34,6 +35,11 @@ class Seat(BaseModel):
     timeouts: int = 0
     """Consecutive turn timeouts; the third hands the seat to the computer."""
     last_active: float = 0.0
+
+    @property
+    def shown_name(self) -> str:
+        """The name as messages show it (short, no direction overrides)."""
+        return short_name(self.name)
 
     @property
     def human(self) -> bool:

@@ -147,7 +147,7 @@ class Games:
             if seat.human and seat.user_id is not None:
                 record = await self.storage.user(seat.user_id)
                 if not record.dm_open:
-                    names.append(seat.name)
+                    names.append(seat.shown_name)
         return names
 
     async def render_group(self, game: ChatGame) -> Rendered:

@@ -124,7 +124,8 @@ def on_timeout(game: ChatGame | None, moment: Moment) -> Outcome:
             info.timeouts += 1
             if info.timeouts >= TIMEOUTS_BEFORE_HANDOVER:
                 info.ai = "normal"
-                effects.announce.append(Announcement("group.handed_to_ai", {"name": info.name}))
+                note = Announcement("group.handed_to_ai", {"name": info.shown_name})
+                effects.announce.append(note)
         if state.over:
             break
     if state is start_state:
@@ -153,7 +154,7 @@ def take_back_seat(game: ChatGame | None, moment: Moment, game_id: str, user_id:
     info.timeouts = 0
     info.last_active = moment.now
     effects = Effects()
-    effects.announce.append(Announcement("group.player_back", {"name": info.name}))
+    effects.announce.append(Announcement("group.player_back", {"name": info.shown_name}))
     schedule(game, state, moment)
     return game, effects
 
@@ -167,7 +168,7 @@ def leave_game(game: ChatGame | None, moment: Moment, game_id: str, user_id: int
     if game.forced_durak is None:
         game.forced_durak = seat
     effects = Effects()
-    effects.announce.append(Announcement("group.player_left", {"name": info.name}))
+    effects.announce.append(Announcement("group.player_left", {"name": info.shown_name}))
     active_humans = [s for s in game.seats if s.human]
     had_computers = any(s.user_id is None for s in game.seats)
     if not active_humans or (len(active_humans) == 1 and not had_computers):

@@ -7,7 +7,7 @@ from telegram import InlineKeyboardButton
 
 from bot import callbacks
 from bot.records import ChatGame
-from bot.render.common import Rendered, chunks, fit, markup
+from bot.render.common import Rendered, chunks, markup
 from bot.render.table import pairs_text
 from engine import Attack, Beat, Card, Pass, PlayerView, Swap, Take, Transfer, view
 from locales import Translator
@@ -50,15 +50,15 @@ def hand_message(
                 _button(tr.t("hand.back"), callbacks.encode_hand_op(cid, gid, step, "back")),
             ]
         ]
-        return Rendered(fit("\n".join(lines)), markup(rows))
+        return Rendered("\n".join(lines), markup(rows))
     if game.seats[seat].ai is not None:
         lines.append(tr.t("hand.ai_plays"))
         if game.seats[seat].left or seat in v.out:
-            return Rendered(fit("\n".join(lines)))
+            return Rendered("\n".join(lines))
         # No step in it: taking back is checked by game, and a step would make every
         # computer move re-edit this message.
         back = callbacks.encode_hand_op(cid, gid, 0, "take_back")
-        return Rendered(fit("\n".join(lines)), markup([[_button(tr.t("hand.take_back"), back)]]))
+        return Rendered("\n".join(lines), markup([[_button(tr.t("hand.take_back"), back)]]))
     legal = v.legal_actions
     if legal and v.table:
         lines.append(tr.t("table.cards", pairs=pairs_text(v.table, tr)))
@@ -75,7 +75,7 @@ def hand_message(
         rows.append(
             [_button(tr.t("hand.leave"), callbacks.encode_hand_op(cid, gid, step, "leave"))]
         )
-    return Rendered(fit("\n".join(lines)), markup(rows))
+    return Rendered("\n".join(lines), markup(rows))
 
 
 def _move_rows(

@@ -8,7 +8,7 @@ from bot import callbacks
 from bot.callbacks import GroupOp
 from bot.lobby_options import LOBBY_OPTIONS, LobbyOption
 from bot.records import AI_LEVELS, ChatGame
-from bot.render.common import Rendered, chunks, deep_link, fit, markup, seat_name
+from bot.render.common import Rendered, chunks, deep_link, markup, seat_name
 from engine import Rules
 from engine.rules import MAX_PLAYERS
 from locales import Html, Translator, how_to_play
@@ -67,7 +67,7 @@ def lobby_message(
     if unreachable:
         url = deep_link(bot_username, f"g{game.chat_id}")
         rows.append([InlineKeyboardButton(tr.t("lobby.open_dm"), url=url)])
-    return Rendered(fit("\n".join(lines)), markup(rows))
+    return Rendered("\n".join(lines), markup(rows))
 
 
 def cancelled(tr: Translator) -> Rendered:

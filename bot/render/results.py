@@ -7,7 +7,7 @@ from telegram import InlineKeyboardButton
 from bot import callbacks
 from bot.flow import series_over
 from bot.records import ChatGame
-from bot.render.common import TEAM_NAMES, Rendered, fit, markup, seat_name
+from bot.render.common import TEAM_NAMES, Rendered, markup, seat_name
 from locales import Html, Translator
 
 
@@ -40,4 +40,4 @@ def results_message(game: ChatGame, tr: Translator) -> Rendered:
     button = InlineKeyboardButton(
         tr.t(key), callback_data=callbacks.encode_group(game.game_id, "new")
     )
-    return Rendered(fit("\n".join(lines)), markup([[button]]))
+    return Rendered("\n".join(lines), markup([[button]]))

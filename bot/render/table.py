@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from telegram import InlineKeyboardButton
 
 from bot.records import ChatGame
-from bot.render.common import TEAM_NAMES, Rendered, fit, markup, seat_name
+from bot.render.common import TEAM_NAMES, Rendered, markup, seat_name
 from bot.render.results import results_message
 from engine import Card, public_view
 from engine.events import (
@@ -113,4 +113,4 @@ def table_message(game: ChatGame, tr: Translator, bot_username: str) -> Rendered
     if last:
         lines.append(tr.t("table.last", action=Html("; ".join(last[-3:]))))
     link = InlineKeyboardButton(tr.t("table.my_cards"), url=f"https://t.me/{bot_username}")
-    return Rendered(fit("\n".join(lines)), markup([[link]]))
+    return Rendered("\n".join(lines), markup([[link]]))

@@ -98,7 +98,8 @@ class Handlers:
             "leave": GroupAction(self.leave_lobby),
             "remove_ai": GroupAction(self.remove_ai, "manager"),
             "start": GroupAction(self.start_game, "manager", "toast.only_creator_start"),
-            "cancel": GroupAction(self.cancel, "manager"),
+            "cancel": GroupAction(self.cancel, "closer"),
+            "drop_unreachable": GroupAction(self.drop_unreachable, "manager"),
             "new": GroupAction(self.next_game),
         }
         for level in AI_LEVELS:
@@ -324,19 +325,22 @@ class Handlers:
         if action is None:
             raise FlowError("toast.invalid")
         tap = GroupTap(message.chat.id, query.from_user, button.game_id, button.op, context.bot)
-        if action.who == "manager":
-            await self.check_manager(tap, action.refused)
+        if action.who != "anyone":
+            await self.check_manager(tap, action)
         return await action.run(tap)
 
-    async def check_manager(self, tap: GroupTap, refused: str) -> None:
-        """Refuse unless the tapper is the open lobby's creator or a group admin."""
+    async def check_manager(self, tap: GroupTap, action: GroupAction) -> None:
+        """Refuse unless the tapper is the open lobby's creator or a group admin (or,
+        for a "closer" action, any member once the creator has been away a while)."""
         game = await self.storage.load_table(tap.chat_id)
         if game is None or game.game_id != tap.game_id or game.phase != "lobby":
             raise FlowError("toast.stale")
         if flow.may_manage(game, tap.user.id, False):
             return
+        if action.who == "closer" and flow.creator_away(game, self.games.clock()):
+            return
         if not await self.is_admin(tap.chat_id, tap.user.id, tap.bot):
-            raise FlowError(refused)
+            raise FlowError(action.refused)
 
     async def join(self, tap: GroupTap) -> str | None:
         me = person(tap.user, negotiate(tap.user.language_code))
@@ -353,26 +357,36 @@ class Handlers:
         level: AiLevel = next(lv for lv in AI_LEVELS if tap.op == f"ai_{lv}")
         tr = await self.games.group_translator(tap.chat_id)
         name = str(tr.t(f"seat.ai_{level}"))
-        await self.games.run(tap.chat_id, flow.add_ai, tap.game_id, level, name)
+        await self.games.run(tap.chat_id, flow.add_ai, tap.game_id, tap.user.id, level, name)
         return None
 
     async def remove_ai(self, tap: GroupTap) -> str | None:
-        await self.games.run(tap.chat_id, flow.remove_ai, tap.game_id)
+        await self.games.run(tap.chat_id, flow.remove_ai, tap.game_id, tap.user.id)
         return None
 
     async def change_option(self, tap: GroupTap) -> str | None:
-        await self.games.run(tap.chat_id, flow.change_option, tap.game_id, tap.op)
+        await self.games.run(tap.chat_id, flow.change_option, tap.game_id, tap.user.id, tap.op)
         return None
 
     async def cancel(self, tap: GroupTap) -> str | None:
-        await self.games.run(tap.chat_id, flow.cancel, tap.game_id)
+        await self.games.run(tap.chat_id, flow.cancel, tap.game_id, tap.user.id)
         return None
 
     async def start_game(self, tap: GroupTap) -> str | None:
-        game = await self.storage.load_table(tap.chat_id)
-        unreachable = await self.games.unreachable(game) if game else []
-        await self.games.run(tap.chat_id, flow.start, tap.game_id, unreachable)
+        unreachable = await self.unreachable(tap.chat_id)
+        await self.games.run(tap.chat_id, flow.start, tap.game_id, tap.user.id, unreachable)
         return None
+
+    async def drop_unreachable(self, tap: GroupTap) -> str | None:
+        unreachable = await self.unreachable(tap.chat_id)
+        await self.games.run(
+            tap.chat_id, flow.drop_unreachable, tap.game_id, tap.user.id, unreachable
+        )
+        return None
+
+    async def unreachable(self, chat_id: int) -> set[int]:
+        game = await self.storage.load_table(chat_id)
+        return await self.games.unreachable(game) if game is not None else set()
 
     async def next_game(self, tap: GroupTap) -> str | None:
         """The next game of the series (or a new one) in a new lobby."""

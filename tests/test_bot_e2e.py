@@ -176,9 +176,9 @@ async def test_stale_double_foreign_and_forged_taps(make_harness: Any) -> None:
         mid, data = move_button(h, mover, step)  # type: ignore[misc]
         first = await h.emu.user_presses(mover, mover, mid, data=data)
         second = await h.emu.user_presses(mover, mover, mid, data=data)  # double tap
-        answers = [await first.answer(), await second.answer()]
-        assert answers[0].text is None
-        assert answers[1].text == "This button is out of date."
+        # Updates run concurrently: either tap may be the one applied.
+        answers = sorted(str((await p.answer()).text) for p in (first, second))
+        assert answers == ["None", "This button is out of date."]
         assert (await h.table(GROUP)).state["step"] == step + 1  # type: ignore[index]
         # The same old button again, later: stale.
         await h.settle()
@@ -331,7 +331,10 @@ async def let_turns_time_out(h: Harness, *, until: Callable[[], bool]) -> None:
         before = (await h.table(GROUP)).state["step"]  # type: ignore[index]
         h.clock.advance(61)
         h.games.scheduler.wake()
-        await h.emu.wait_for(lambda before=before: until() or visible_step(h, (ANN, BOB)) > before)
+        # Once both seats are the computer's, the rest of the game is one long wait.
+        await h.emu.wait_for(
+            lambda before=before: until() or visible_step(h, (ANN, BOB)) > before, 30
+        )
 
 
 def visible_step(h: Harness, users: tuple[int, ...]) -> int:

@@ -11,6 +11,7 @@ toast.
 """
 
 from bot.flow.common import (
+    LOBBY_LIFETIME,
     Announcement,
     Effects,
     FlowError,
@@ -21,9 +22,13 @@ from bot.flow.common import (
     game_seed,
 )
 from bot.flow.lobby import (
+    CREATOR_AWAY,
+    DM_DEADLINE,
     add_ai,
     cancel,
     change_option,
+    creator_away,
+    drop_unreachable,
     first_dealer,
     join,
     leave_lobby,
@@ -48,6 +53,9 @@ from bot.flow.turns import (
 )
 
 __all__ = [
+    "CREATOR_AWAY",
+    "DM_DEADLINE",
+    "LOBBY_LIFETIME",
     "TIMEOUTS_BEFORE_HANDOVER",
     "Announcement",
     "Effects",
@@ -61,6 +69,8 @@ __all__ = [
     "ai_turn",
     "cancel",
     "change_option",
+    "creator_away",
+    "drop_unreachable",
     "finish",
     "first_dealer",
     "game_seed",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from telegram import InlineKeyboardButton
 
 from bot import callbacks
@@ -28,8 +30,9 @@ def rules_summary(game: ChatGame, tr: Translator) -> Html:
 
 
 def lobby_message(
-    game: ChatGame, tr: Translator, bot_username: str, unreachable: list[str]
+    game: ChatGame, tr: Translator, bot_username: str, unreachable: Collection[int]
 ) -> Rendered:
+    """The lobby; ``unreachable``: user ids the bot cannot write to in private yet."""
     lines: list[str] = [tr.t("lobby.title"), rules_summary(game, tr)]
     if game.games_played:
         lines.append(
@@ -42,8 +45,11 @@ def lobby_message(
     lines.append(tr.t("lobby.players", count=len(game.seats), max=MAX_PLAYERS))
     for i, seat in enumerate(game.seats, 1):
         lines.append(f"{i}. {seat_name(seat, tr)}")
-    if unreachable:
-        lines.append(tr.t("lobby.waiting_dm", names=", ".join(unreachable)))
+    waiting = [
+        s.shown_name for s in game.seats if s.user_id is not None and s.user_id in unreachable
+    ]
+    if waiting:
+        lines.append(tr.t("lobby.waiting_dm", names=", ".join(waiting)))
     lines.append(tr.t("lobby.hint"))
     lines += ["", how_to_play(tr.lang)]
     gid = game.game_id
@@ -64,9 +70,10 @@ def lobby_message(
     if any(s.user_id is None for s in game.seats):
         rows.append([b(tr.t("lobby.remove_ai"), "remove_ai")])
     rows.append([b(tr.t("lobby.start"), "start"), b(tr.t("lobby.cancel"), "cancel")])
-    if unreachable:
+    if waiting:
         url = deep_link(bot_username, f"g{game.chat_id}")
         rows.append([InlineKeyboardButton(tr.t("lobby.open_dm"), url=url)])
+        rows.append([b(tr.t("lobby.drop_unreachable"), "drop_unreachable")])
     return Rendered("\n".join(lines), markup(rows))
 
 

@@ -6,6 +6,7 @@ the callback query with a short toast when the tap changed nothing.
 
 from __future__ import annotations
 
+import html
 import logging
 import re
 import secrets
@@ -43,6 +44,8 @@ from locales import translator as get_translator
 
 log = logging.getLogger(__name__)
 ADMIN_CACHE_SECONDS = 60.0
+MAX_TOAST = 200
+"""Telegram shows at most 200 characters of a callback answer."""
 HANDLERS_KEY = "durak.handlers"
 _ID_CHARS = string.ascii_lowercase + string.digits
 _GROUP_LINK_RE = re.compile(r"g(-?[0-9]{1,20})")
@@ -301,10 +304,10 @@ class Handlers:
         if toast is None:
             await self.answer(query, None)
             return
-        # A toast is shown to the tapper alone: in their own language.
+        # A toast is shown to the tapper alone, in their own language, as plain text.
         user = query.from_user
         tr = await self.user_tr(user.id, user.language_code)
-        await self.answer(query, tr.t(toast, **kwargs))
+        await self.answer(query, html.unescape(tr.t(toast, **kwargs))[:MAX_TOAST])
 
     @staticmethod
     async def answer(query: CallbackQuery, text: str | None) -> None:
@@ -399,7 +402,12 @@ class Handlers:
         if button.op == "move":
             assert button.action is not None
             self.games.clear_mode(chat_id, user_id)
-            await self.games.run(chat_id, flow.play, gid, user_id, step, button.action)
+            try:
+                await self.games.run(chat_id, flow.play, gid, user_id, step, button.action)
+            except FlowError as err:
+                if err.key != "toast.moved_on":
+                    raise
+                raise await self.moved_on(query, chat_id) from None
             return None
         if button.op == "leave_yes":
             self.games.clear_mode(chat_id, user_id)
@@ -429,6 +437,15 @@ class Handlers:
         else:
             self.games.set_mode(chat_id, user_id, gid, step, None)
         return None
+
+    async def moved_on(self, query: CallbackQuery, chat_id: int) -> FlowError:
+        """A tap that no longer fits: say what changed, and show the fresh keyboard."""
+        user = query.from_user
+        self.games.box.refresh_hand(chat_id, user.id)
+        game = await self.storage.load_table(chat_id)
+        tr = await self.user_tr(user.id, user.language_code)
+        change = render.latest_change(game, tr) if game is not None else ""
+        return FlowError("toast.moved_on", change=change or "…")
 
     async def language_button(
         self, query: CallbackQuery, button: LanguageButton, context: ContextTypes.DEFAULT_TYPE

@@ -23,6 +23,7 @@ from engine import (
     legal_actions,
     view,
 )
+from engine.events import Took
 from locales import translator
 
 CHAT = -1009876543210
@@ -308,3 +309,39 @@ def test_each_lobby_option_cycles_through_its_values_and_shows_them() -> None:
             game, _ = flow.change_option(game, T0, GID, 1, option.op)
         assert sorted(map(str, seen)) == sorted(map(str, option.values))
         assert option.current(game.rules) == seen[0]
+
+
+def test_a_tap_from_an_older_keyboard_counts_while_its_move_is_still_legal() -> None:
+    carol = Person(3, "Carol")
+    for n in range(60):
+        gid = f"st{n:04d}"
+        game, _ = flow.new_lobby(None, T0, CHAT, "Club", ANN, gid)
+        for person in (BOB, carol):
+            game, _ = flow.join(game, T0, gid, person)
+        game, _ = flow.start(game, T0, gid, 1, [])
+        state = game.engine_state()
+        leader = state.attacker
+        lead = next(a for a in legal_actions(state, leader) if isinstance(a, Attack))
+        uid = {i: s.user_id or 0 for i, s in enumerate(game.seats)}
+        game, _ = flow.play(game, T0, gid, uid[leader], 0, lead)
+        with pytest.raises(FlowError, match="moved_on"):  # a double tap: the card is gone
+            flow.play(game.model_copy(deep=True), T0, gid, uid[leader], 0, lead)
+        state = game.engine_state()
+        defender = state.defender
+        adders = [
+            (p, a)
+            for p in range(3)
+            if p != defender
+            for a in legal_actions(state, p)
+            if isinstance(a, Attack)
+        ]
+        if Take() not in legal_actions(state, defender) or not adders:
+            continue
+        seat, throw_in = adders[0]
+        game, _ = flow.play(game, T0, gid, uid[seat], 1, throw_in)
+        # The defender's Take from the keyboard of step 1: the table moved on, still legal.
+        game, _ = flow.play(game, T0, gid, uid[defender], 1, Take())
+        took = [e for e in game.engine_state().all_events() if isinstance(e, Took)]
+        assert [e.player for e in took] == [defender]
+        return
+    raise AssertionError("no game with a throw-in before the defender moved")

@@ -39,12 +39,16 @@ def _playing(game: ChatGame | None, game_id: str) -> tuple[ChatGame, State]:
 def play(
     game: ChatGame | None, moment: Moment, game_id: str, user_id: int, step: int, action: Action
 ) -> Outcome:
-    """A human's move from a hand button."""
+    """A human's move from a hand button made at ``step``."""
     game, state, seat = _seat_in_game(game, game_id, user_id)
     if game.seats[seat].computer:
         raise FlowError("toast.not_in_game")
-    if step != state.step:
-        raise FlowError("toast.stale")
+    # A tap from an older keyboard still counts while its move is legal now: the
+    # step only tells a tap that no longer fits (the table moved on) from a wrong one.
+    if step > state.step:
+        raise FlowError("toast.stale")  # no keyboard of ours shows a step to come
+    if step < state.step and action not in legal_actions(state, seat):
+        raise FlowError("toast.moved_on")
     try:
         after = apply(state, seat, action)
     except IllegalActionError:

@@ -3,6 +3,8 @@ whose turn it is and the last moves."""
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Sequence
 
 from telegram import InlineKeyboardButton
@@ -23,6 +25,8 @@ from engine.events import (
     Transferred,
 )
 from locales import Html, Translator
+
+_TAGS = re.compile(r"<[^<>]*>")
 
 
 def pairs_text(pairs: Sequence[tuple[Card, Card | None]], tr: Translator) -> str:
@@ -65,6 +69,19 @@ def _event_line(event: object, names: list[Html], tr: Translator) -> Html | None
     if isinstance(event, PlayerOut):
         return tr.t("event.out", name=names[event.player])
     return None
+
+
+def latest_change(game: ChatGame, tr: Translator) -> str:
+    """The latest move on the table as plain text (for a toast), or "" if none."""
+    if game.state is None:
+        return ""
+    v = public_view(game.engine_state())
+    names = [seat_name(s, tr) for s in game.seats]
+    for event in reversed(v.history):
+        line = _event_line(event, names, tr)
+        if line is not None:
+            return html.unescape(_TAGS.sub("", line))
+    return ""
 
 
 def table_message(game: ChatGame, tr: Translator, bot_username: str) -> Rendered:

@@ -345,3 +345,24 @@ def test_a_tap_from_an_older_keyboard_counts_while_its_move_is_still_legal() -> 
         assert [e.player for e in took] == [defender]
         return
     raise AssertionError("no game with a throw-in before the defender moved")
+
+
+def test_the_group_message_is_the_same_whoever_holds_the_hidden_cards() -> None:
+    tr = translator("en")
+    game = lobby()
+    for person in (BOB, Person(3, "Carol")):
+        game, _ = flow.join(game, T0, GID, person)
+    game, _ = flow.start(game, T0, GID, 1, [])
+    for _ in range(4):  # a few moves in, so the table and the events are not empty
+        state = game.engine_state()
+        seat = next(p for p in range(3) if legal_actions(state, p))
+        uid = game.seats[seat].user_id or 0
+        game, _ = flow.play(game, T0, GID, uid, state.step, legal_actions(state, seat)[0])
+    data = game.state or {}
+    hands = [list(h) for h in data["hands"]]
+    # Swap one card between two hands (same sizes, same public history).
+    hands[0][0], hands[1][0] = hands[1][0], hands[0][0]
+    other = game.model_copy(deep=True)
+    other.state = {**data, "hands": hands}
+    assert render.table_message(other, tr, "b").text == render.table_message(game, tr, "b").text
+    assert render.hand_message(other, 0, tr).text != render.hand_message(game, 0, tr).text

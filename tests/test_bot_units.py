@@ -366,3 +366,18 @@ def test_the_group_message_is_the_same_whoever_holds_the_hidden_cards() -> None:
     other.state = {**data, "hands": hands}
     assert render.table_message(other, tr, "b").text == render.table_message(game, tr, "b").text
     assert render.hand_message(other, 0, tr).text != render.hand_message(game, 0, tr).text
+
+
+def test_hand_modes_follow_the_step_and_stay_bounded() -> None:
+    from bot.hand_modes import HandModes
+
+    game, _ = flow.start(two_player_lobby(), T0, GID, 1, [])
+    modes = HandModes(limit=3)
+    modes.set(CHAT, ANN.user_id, GID, 0, ("leave", 0))
+    assert modes.current(game, ANN.user_id) == ("leave", 0)
+    modes.set(CHAT, ANN.user_id, GID, 7, ("leave", 0))  # another step: no longer applies
+    assert modes.current(game, ANN.user_id) is None and len(modes) == 0
+    for user in range(10):
+        modes.set(CHAT, user, GID, 0, ("pick", 5))
+    assert len(modes) == 3 and modes.current(game, 9) == ("pick", 5)
+    assert modes.current(game, 0) is None

@@ -50,6 +50,7 @@ from bot.flow.turns import (
     schedule,
     take_back_seat,
     timeout_action,
+    waiting,
 )
 
 __all__ = [
@@ -90,4 +91,5 @@ __all__ = [
     "start",
     "take_back_seat",
     "timeout_action",
+    "waiting",
 ]

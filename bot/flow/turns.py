@@ -24,6 +24,12 @@ from engine import (
 TIMEOUTS_BEFORE_HANDOVER = 3
 
 
+def waiting(state: State) -> tuple[int, ...]:
+    """Seats the game may wait on now, for scheduling: it uses the hidden hands (who
+    holds a card to throw in), so it drives timers and never reaches a message."""
+    return waiting_for(state)
+
+
 def _must_move(state: State) -> set[int]:
     """The seat the game cannot go on without (the leader or the defender), if any."""
     player = must_act(state).player
@@ -80,7 +86,7 @@ def ai_turn(game: ChatGame, now: float) -> tuple[int, PlayerView] | None:
     if game.phase != "playing" or game.ai_due is None or game.ai_due > now + 1e-6:
         return None
     state = game.engine_state()
-    for seat in waiting_for(state):
+    for seat in waiting(state):
         if game.seats[seat].computer:
             return seat, view(state, seat)
     return None
@@ -113,7 +119,7 @@ def on_timeout(game: ChatGame | None, moment: Moment) -> Outcome:
     start_state = state
     effects = Effects()
     must = _must_move(state)
-    for seat in waiting_for(state):
+    for seat in waiting(state):
         info = game.seats[seat]
         if not info.human:
             continue
@@ -201,8 +207,7 @@ def schedule(game: ChatGame, state: State, moment: Moment) -> None:
     if state.over or game.phase != "playing":
         game.turn_deadline = game.ai_due = None
         return
-    # The server may know who could throw in (it holds every hand); nobody is shown it.
-    seats = waiting_for(state)
+    seats = waiting(state)
     if state.step != game.last_seen_step:
         game.last_seen_step = state.step
         human = any(game.seats[s].human for s in seats)

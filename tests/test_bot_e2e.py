@@ -515,3 +515,29 @@ async def test_real_flood_limits_are_never_hit(make_harness: Any) -> None:
         table_text = h.emu.message(GROUP, final.table_message_id or 0)
         assert table_text is not None and "Trump:" in table_text.text
         assert h.emu.stats.chat_calls[GROUP] < pressed  # coalesced table edits
+
+
+async def test_partners_two_against_two_to_the_end(make_harness: Any) -> None:
+    async with make_harness() as h:
+        scene(h, ANN, BOB)
+        await h.start_bot()
+        await open_dms(h, ANN, BOB)
+        lobby = await lobby_with(h, [ANN, BOB], ["Easy"])
+        assert not any(
+            t.startswith("Partners") for t in buttons_of(h.group_message(GROUP, "Players"))
+        )
+        answer = await press(h, ANN, GROUP, lobby.message_id, text="Add AI: Normal")
+        assert answer.text is None
+        await h.wait_text(GROUP, "4. 🤖 Normal AI")
+        await press(h, ANN, GROUP, lobby.message_id, text="Partners: off")
+        await h.wait_text(GROUP, "Partners: on")
+        await press(h, ANN, GROUP, lobby.message_id, text="Start")
+        table = await h.wait_text(GROUP, "team A")
+        assert "team B" in table.text
+        result = await play_out(h, GROUP, [ANN, BOB])
+        assert "Team" in result.text or "draw" in result.text
+        game = await h.table(GROUP)
+        assert game.series is not None and game.series.games_played == 1
+        if game.final_losing_team is not None:
+            losers = [s.name for i, s in enumerate(game.seats) if i % 2 == game.final_losing_team]
+            assert all(name in result.text for name in losers)

@@ -497,7 +497,7 @@ async def test_groups_take_the_first_callers_language_and_dms_the_users(
         assert (await h.games.storage.chat_settings(FIRST)).lang == "en"
         assert (await h.games.storage.chat_settings(SECOND)).lang == "pt"
 
-        # /language in a group: the lobby creator may, other members may not.
+        # /language in a group: its admins may; other members, the lobby creator too, not.
         await h.emu.user_sends(GRETA, FIRST, "/newgame")
         lobby = await h.wait_text(FIRST, shown(en.t("lobby.title")))
         await h.emu.user_sends(GRETA, FIRST, "/language")
@@ -505,7 +505,9 @@ async def test_groups_take_the_first_callers_language_and_dms_the_users(
         assert labels([picker.to_dict()]) == [language_name(lang) for lang in SUPPORTED]
         answer = await press(h, PABLO, FIRST, picker.message_id, text="Español")
         assert answer.text == es.t("toast.only_admin_language")  # a toast in Pablo's language
-        answer = await press(h, GRETA, FIRST, picker.message_id, text="Deutsch")
+        answer = await press(h, GRETA, FIRST, picker.message_id, text="Español")
+        assert answer.text == de.t("toast.only_admin_language")  # Greta opened the lobby
+        answer = await press(h, AMELIE, FIRST, picker.message_id, text="Deutsch")
         assert answer.text is None
         await h.wait_text(FIRST, shown(de.t("language.set", language="Deutsch")))
         assert (await h.games.storage.chat_settings(FIRST)).lang == "de"

@@ -17,7 +17,7 @@ from bot.render import Rendered
 from bot.render.common import MAX_TEXT, fit
 from engine import GameResult, Rules, legal_actions
 from locales import SUPPORTED, Translator, language_name, translator
-from sandbox.emulator_html import parse_html, utf16_len
+from sandbox.emulator.telegram_html import parse_html, utf16_len
 
 CHAT, GID = -1001, "ht0001"
 T0 = Moment(0.0, Timing(turn_timeout=60.0, ai_delay=1.0, notify_quiet=0.0))

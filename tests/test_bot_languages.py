@@ -20,7 +20,7 @@ from functools import cache
 from typing import Any
 
 import pytest
-from conftest import Harness, play_out, press
+from support.harness import Harness, play_out, press
 
 from bot import callbacks, handlers
 from bot.app import GROUP_COMMANDS, PRIVATE_COMMANDS, publish_commands

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import Harness, open_lobby, press
+from support.harness import Harness, open_lobby, press
 
 from bot import flow
 from locales import translator

@@ -22,6 +22,7 @@ worlds it has finished, which is the only case where a seeded result can change.
 
 from __future__ import annotations
 
+import logging
 import random
 import time
 from dataclasses import dataclass
@@ -36,6 +37,8 @@ from engine.actions import Action, Swap
 from engine.cards import Card
 from engine.view import PlayerView
 from engine.worlds import determinize, hidden_slots, unseen_cards
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +89,15 @@ class HardPlayer:
         progress = progress_action(view)
         if progress is not None:
             return progress  # a long run of taken bouts: see ai.cycles
+        try:
+            return self._search(view, legal)
+        except Exception:
+            # A bug in the search must not cost the table its computer seat, but it
+            # must not hide either: log it and play the Normal heuristic's move.
+            log.exception("Hard's search failed at step %s; playing Normal's move", view.step)
+            return self.normal.choose(view)
+
+    def _search(self, view: PlayerView, legal: list[Action]) -> Action:
         rng = random.Random(f"{self.seed}:{view.step}:{view.player}:{len(view.history)}")
         start = time.perf_counter()
         if view.num_players == 2 and view.stock_count == 0:

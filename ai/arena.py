@@ -8,12 +8,18 @@ deal is played once per rotation of that line-up around the table (twice with se
 swapped for two players), so every level gets every seat with the same cards and card
 luck cancels. Prints each level's durak rate among decided games with a 95% Wilson
 interval, the draws, and decision-time percentiles per level.
+
+Who acts when several players may (the defender and the players who may throw in):
+like at a real table, where whoever is quickest goes first, the arena picks one of
+them at random (seeded by the deal and the seating, so a run is reproducible).
+``--order first`` always picks the first one ``waiting_for`` lists instead.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import random
 import sys
 import time
 from collections import defaultdict
@@ -22,7 +28,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 
 from ai import LEVELS, Budget, player
-from engine import Rules, apply, new_game, view, waiting_for
+from engine import PRESETS, Rules, apply, new_game, view, waiting_for
 
 MAX_ACTIONS = 5000
 """A game still running after this many actions is abandoned (a safety net only:
@@ -56,6 +62,8 @@ class Match:
     rules: Rules
     seed: int
     budget: Budget
+    order: str = "random"
+    """'random': a seeded random one of the players who may act; 'first': the first."""
 
 
 def play_game(match: Match, deal: int, rotation: int, tally: Tally) -> None:
@@ -69,10 +77,12 @@ def play_game(match: Match, deal: int, rotation: int, tally: Tally) -> None:
     ]
     state = new_game(match.rules, n, seed=deal_seed, dealer=deal % n)
     clock = time.perf_counter
+    order = random.Random(f"order:{deal_seed}:{rotation}") if match.order == "random" else None
     for _ in range(MAX_ACTIONS):
         if state.over:
             break
-        p = waiting_for(state)[0]
+        waiting = waiting_for(state)
+        p = waiting[0] if order is None or len(waiting) == 1 else order.choice(waiting)
         v = view(state, p)
         t0 = clock()
         action = players[p].choose(v)
@@ -120,7 +130,8 @@ def report(match: Match, tally: Tally, preset: str, elapsed: float) -> str:
     n = len(match.levels)
     decided = tally.games - tally.draws
     lines = [
-        f"rules={preset} players={n} line-up={' '.join(match.levels)} "
+        f"rules={preset} order={match.order} seed={match.seed} players={n} "
+        f"line-up={' '.join(match.levels)} "
         f"games={tally.games} ({tally.games // n} deals x {n} seatings) "
         f"decided={decided} draws={tally.draws} ({tally.draws / max(1, tally.games):.1%}) "
         f"unfinished={tally.unfinished} time={elapsed:.0f}s",
@@ -146,7 +157,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="durak-arena", description=__doc__.split("\n")[0])
     parser.add_argument("levels", nargs="+", choices=LEVELS, help="one level per seat (2-6)")
     parser.add_argument("--games", type=int, default=200, help="games (rounded up to whole deals)")
-    parser.add_argument("--rules", default="classic", help="rules preset name")
+    parser.add_argument("--rules", default="classic", choices=sorted(PRESETS), help="preset")
+    parser.add_argument(
+        "--order",
+        default="random",
+        choices=("random", "first"),
+        help="who acts when several may: a seeded random one (default) or the first listed",
+    )
     parser.add_argument("--jobs", type=int, default=1, help="parallel processes")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--hard-playouts", type=int, default=None, help="Hard's playouts/decision")
@@ -161,7 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         budget = replace(budget, playouts=args.hard_playouts)
     if args.hard_late_stock is not None:
         budget = replace(budget, late_stock=args.hard_late_stock)
-    match = Match(levels, rules, args.seed, budget)
+    match = Match(levels, rules, args.seed, budget, args.order)
     n = len(levels)
     deals = max(1, -(-args.games // n))
     chunk = max(1, min(25, deals // (4 * max(1, args.jobs)) or 1))

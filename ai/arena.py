@@ -43,6 +43,10 @@ class Tally:
     duraks: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     seats: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     times: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    """Wall-clock seconds per decision, by level."""
+    cpu: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    """CPU seconds per decision (this process's), by level: what one core spends,
+    whatever else shares the machine."""
 
     def merge(self, other: Tally) -> None:
         self.games += other.games
@@ -54,6 +58,8 @@ class Tally:
             self.seats[k] += v
         for k, t in other.times.items():
             self.times[k].extend(t)
+        for k, t in other.cpu.items():
+            self.cpu[k].extend(t)
 
 
 @dataclass(frozen=True)
@@ -76,7 +82,7 @@ def play_game(match: Match, deal: int, rotation: int, tally: Tally) -> None:
         for s, level in enumerate(seats)
     ]
     state = new_game(match.rules, n, seed=deal_seed, dealer=deal % n)
-    clock = time.perf_counter
+    clock, cpu_clock = time.perf_counter, time.process_time
     order = random.Random(f"order:{deal_seed}:{rotation}") if match.order == "random" else None
     for _ in range(MAX_ACTIONS):
         if state.over:
@@ -84,9 +90,10 @@ def play_game(match: Match, deal: int, rotation: int, tally: Tally) -> None:
         waiting = waiting_for(state)
         p = waiting[0] if order is None or len(waiting) == 1 else order.choice(waiting)
         v = view(state, p)
-        t0 = clock()
+        t0, c0 = clock(), cpu_clock()
         action = players[p].choose(v)
         tally.times[seats[p]].append(clock() - t0)
+        tally.cpu[seats[p]].append(cpu_clock() - c0)
         state = apply(state, p, action)
     if not state.over:
         tally.unfinished += 1  # the players went round in circles
@@ -146,10 +153,13 @@ def report(match: Match, tally: Tally, preset: str, elapsed: float) -> str:
             f"  [{lo:.1%}, {hi:.1%}]  {share:.1%}"
         )
     lines.append(f"{'decision ms':<12}{'count':>8}{'p50':>9}{'p90':>9}{'p99':>9}{'max':>9}")
-    for level in dict.fromkeys(match.levels):
-        ts = sorted(tally.times[level])
-        ms = [1000 * percentile(ts, q) for q in (0.5, 0.9, 0.99, 1.0)]
-        lines.append(f"{level:<12}{len(ts):>8}" + "".join(f"{m:>9.3f}" for m in ms))
+    for clock, times in (("wall", tally.times), ("cpu", tally.cpu)):
+        for level in dict.fromkeys(match.levels):
+            ts = sorted(times[level])
+            ms = [1000 * percentile(ts, q) for q in (0.5, 0.9, 0.99, 1.0)]
+            lines.append(
+                f"{level + ' ' + clock:<12}{len(ts):>8}" + "".join(f"{m:>9.3f}" for m in ms)
+            )
     return "\n".join(lines)
 
 

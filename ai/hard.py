@@ -43,14 +43,17 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class Budget:
-    """Work per decision. Defaults keep the median decision well under 200 ms."""
+    """Work per decision, counted (not timed) so that a seed decides the same way on
+    any machine. The defaults aim at a median well under 100 ms on one core at every
+    table the lobby offers (2 to 6 players, 24 to 52 cards)."""
 
-    playouts: int = 600
-    """Playouts per decision (shared by the candidate actions), for 2 players;
-    scaled down with more players, whose playouts are longer."""
-    min_worlds: int = 12
+    playouts: int = 260
+    """Playouts per decision (shared by the candidate actions) when one playout costs
+    as much as a fresh two-player 36-card game; scaled by ``playout_cost`` so the work
+    (not the count) stays level: more playouts late in a game, fewer at big tables."""
+    min_worlds: int = 6
     max_worlds: int = 200
-    endgame_nodes: int = 40_000
+    endgame_nodes: int = 8_000
     """Node budget of the exact two-player endgame solver at the root."""
     late_stock: int = 0
     """Two players and at most this many stock cards: solve each world exactly.
@@ -62,8 +65,18 @@ class Budget:
     model_simple: bool = True
     """Simulate opponents whose moves so far all fit the simplest play (``Memory.simple``)
     with that play in the playouts, instead of the Normal heuristic."""
-    time_cap: float = 0.9
-    """Wall-clock safety cap in seconds (never reached under normal load)."""
+    time_cap: float = 0.8
+    """Wall-clock safety cap in seconds (only an overloaded machine reaches it)."""
+
+
+def playout_cost(view: PlayerView) -> float:
+    """The cost of one playout from ``view`` relative to a fresh two-player 36-card
+    game: proportional to the cards still in play, each a little dearer with more
+    players (measured: about 10, 13 and 15 us a card with 2, 4 and 6 players)."""
+    cards = sum(view.hand_sizes) + view.stock_count
+    for _, d in view.table:
+        cards += 1 if d is None else 2
+    return max(cards, 4) * (8 + view.num_players) / (36 * 10)
 
 
 class HardPlayer:
@@ -76,6 +89,10 @@ class HardPlayer:
         self.memory = Memory()
         self.normal = NormalPlayer(seed, style)
         self.last_worlds = 0
+        self.last_playouts = 0
+        """Worlds and playouts of the last decision (tests and benchmarks read them)."""
+        self.last_nodes = 0
+        """Exact-solver nodes of the last decision."""
 
     def choose(self, view: PlayerView) -> Action:
         _check(view)
@@ -100,6 +117,7 @@ class HardPlayer:
     def _search(self, view: PlayerView, legal: list[Action]) -> Action:
         rng = random.Random(f"{self.seed}:{view.step}:{view.player}:{len(view.history)}")
         start = time.perf_counter()
+        self.last_worlds = self.last_playouts = self.last_nodes = 0
         if view.num_players == 2 and view.stock_count == 0:
             action = self._solve_endgame(view, legal, rng, start)
             if action is not None:
@@ -150,6 +168,8 @@ class HardPlayer:
             values = solver.best_moves(sim, cands)
         except SolverBudget:
             return None
+        finally:
+            self.last_nodes += solver.nodes
         best = max(v for _, v in values)
         good = [m for m, v in values if v == best]
         preferred = decide(sim, p, self.style)
@@ -169,6 +189,8 @@ class HardPlayer:
                 out.append((v if me == 0 else -v) * 0.5 + 0.5)
         except SolverBudget:
             return None
+        finally:
+            self.last_nodes += solver.nodes
         return out
 
     # --- sampled worlds --------------------------------------------------------------
@@ -179,8 +201,10 @@ class HardPlayer:
         budget = self.budget
         me = view.player
         n = view.num_players
-        total = budget.playouts * 2 // n
+        total = int(budget.playouts / playout_cost(view))
         worlds = max(budget.min_worlds, min(budget.max_worlds, total // len(legal)))
+        if worlds * len(legal) > 2 * total:
+            worlds = max(2, 2 * total // len(legal))  # many candidates: fewer worlds each
         if n == 2 and view.stock_count == 0:
             worlds = 1  # every card is known: one world is the truth
         late = n == 2 and view.stock_count <= budget.late_stock
@@ -202,6 +226,7 @@ class HardPlayer:
                     sim = world.copy()
                     sim.apply(me, action)
                     durak = playout(sim, self.style, simple=simple)
+                    self.last_playouts += 1
                     results.append(0.5 if durak is None else float(durak != me))
             for i, r in enumerate(results):
                 score[i] += r

@@ -42,7 +42,7 @@ def test_every_lobby_preset_runs(preset: str, capsys: pytest.CaptureFixture[str]
     assert main(["normal", "easy", "easy", "--games", "3", "--rules", preset]) == 0
     out = capsys.readouterr().out
     assert f"rules={preset}" in out and "games=3" in out
-    assert re.search(r"^normal\s+\d+(\s+\d+\.\d+){4}$", out, re.M)  # p50 p90 p99 max
+    assert re.search(r"^normal cpu\s+\d+(\s+\d+\.\d+){4}$", out, re.M)  # p50 p90 p99 max
 
 
 def test_an_unknown_preset_is_refused(capsys: pytest.CaptureFixture[str]) -> None:

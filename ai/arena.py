@@ -28,7 +28,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 
 from ai import LEVELS, Budget, player
-from engine import PRESETS, Rules, apply, new_game, view, waiting_for
+from engine import PRESETS, Rules, RulesError, apply, new_game, view, waiting_for
 
 MAX_ACTIONS = 5000
 """A game still running after this many actions is abandoned (a safety net only:
@@ -44,6 +44,8 @@ class Tally:
     seats: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     times: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     """Wall-clock seconds per decision, by level."""
+    team_losses: dict[int, int] = field(default_factory=lambda: defaultdict(int))
+    """Partners games lost, by line-up team (0: the line-up's 1st, 3rd, 5th levels)."""
     cpu: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     """CPU seconds per decision (this process's), by level: what one core spends,
     whatever else shares the machine."""
@@ -60,6 +62,8 @@ class Tally:
             self.times[k].extend(t)
         for k, t in other.cpu.items():
             self.cpu[k].extend(t)
+        for team, v in other.team_losses.items():
+            self.team_losses[team] += v
 
 
 @dataclass(frozen=True)
@@ -105,6 +109,9 @@ def play_game(match: Match, deal: int, rotation: int, tally: Tally) -> None:
         tally.draws += 1
     else:
         tally.duraks[seats[state.durak]] += 1
+        if match.rules.partners:
+            # Rotating an even table keeps the line-up's teams together.
+            tally.team_losses[(state.durak - rotation) % n % 2] += 1
 
 
 def _run(args: tuple[Match, list[int]]) -> Tally:
@@ -137,7 +144,8 @@ def report(match: Match, tally: Tally, preset: str, elapsed: float) -> str:
     n = len(match.levels)
     decided = tally.games - tally.draws
     lines = [
-        f"rules={preset} order={match.order} seed={match.seed} players={n} "
+        f"rules={preset}{' partners' if match.rules.partners else ''} "
+        f"order={match.order} seed={match.seed} players={n} "
         f"line-up={' '.join(match.levels)} "
         f"games={tally.games} ({tally.games // n} deals x {n} seatings) "
         f"decided={decided} draws={tally.draws} ({tally.draws / max(1, tally.games):.1%}) "
@@ -152,6 +160,15 @@ def report(match: Match, tally: Tally, preset: str, elapsed: float) -> str:
             f"{level:<8}{match.levels.count(level):>6}{k:>8}  {k / max(1, decided):>10.1%}"
             f"  [{lo:.1%}, {hi:.1%}]  {share:.1%}"
         )
+    if match.rules.partners:
+        for team in (0, 1):
+            k = tally.team_losses[team]
+            lo, hi = wilson(k, decided)
+            members = " + ".join(match.levels[team::2])
+            lines.append(
+                f"team {'AB'[team]} ({members}) loses {k} of {decided}: {k / max(1, decided):.1%}"
+                f" [{lo:.1%}, {hi:.1%}] (fair share 50.0%)"
+            )
     lines.append(f"{'decision ms':<12}{'count':>8}{'p50':>9}{'p90':>9}{'p99':>9}{'max':>9}")
     for clock, times in (("wall", tally.times), ("cpu", tally.cpu)):
         for level in dict.fromkeys(match.levels):
@@ -169,6 +186,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=200, help="games (rounded up to whole deals)")
     parser.add_argument("--rules", default="classic", choices=sorted(PRESETS), help="preset")
     parser.add_argument(
+        "--partners",
+        action="store_true",
+        help="two teams (seat %% 2: the line-up's 1st, 3rd, 5th levels against the others)",
+    )
+    parser.add_argument(
         "--order",
         default="random",
         choices=("random", "first"),
@@ -181,8 +203,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--progress", action="store_true", help="report progress on stderr")
     args = parser.parse_args(argv)
     rules = Rules.preset(args.rules)
+    if args.partners:
+        rules = Rules.parse({**rules.model_dump(), "partners": True})
     levels = tuple(args.levels)
-    rules.check_players(len(levels))
+    try:
+        rules.check_players(len(levels))
+    except RulesError as err:
+        parser.error(str(err))
     budget = Budget()
     if args.hard_playouts is not None:
         budget = replace(budget, playouts=args.hard_playouts)

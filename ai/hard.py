@@ -215,6 +215,11 @@ class HardPlayer:
             for p, flag in enumerate(self.memory.simple):
                 if flag and p != me:
                     simple |= 1 << p
+        # With partners the team loses together: a playout is lost when the durak is
+        # on this player's side (seat % 2), so helping the other side never pays.
+        side = 1 << me
+        if view.rules.partners:
+            side = sum(1 << q for q in range(n) if q % 2 == me % 2)
         score = [0.0] * len(legal)
         done = 0
         for _ in range(worlds):
@@ -227,7 +232,7 @@ class HardPlayer:
                     sim.apply(me, action)
                     durak = playout(sim, self.style, simple=simple)
                     self.last_playouts += 1
-                    results.append(0.5 if durak is None else float(durak != me))
+                    results.append(0.5 if durak is None else float(not side >> durak & 1))
             for i, r in enumerate(results):
                 score[i] += r
             done += 1

@@ -49,3 +49,18 @@ def test_an_unknown_preset_is_refused(capsys: pytest.CaptureFixture[str]) -> Non
     with pytest.raises(SystemExit):
         main(["normal", "easy", "--rules", "nope"])
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_partners_report_teams(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["normal", "easy", "normal", "easy", "--partners", "--games", "8"]) == 0
+    out = capsys.readouterr().out
+    assert "partners" in out.splitlines()[0]
+    teams = re.findall(r"^team ([AB]) \((\w+) \+ (\w+)\) loses (\d+) of (\d+)", out, re.M)
+    assert [t[:3] for t in teams] == [("A", "normal", "normal"), ("B", "easy", "easy")]
+    assert int(teams[0][3]) + int(teams[1][3]) == int(teams[0][4])
+
+
+def test_partners_need_four_or_six_seats(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["normal", "easy", "normal", "--partners"])
+    assert "partners play 2 against 2" in capsys.readouterr().err

@@ -200,6 +200,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--hard-playouts", type=int, default=None, help="Hard's playouts/decision")
     parser.add_argument("--hard-late-stock", type=int, default=None)
+    parser.add_argument(
+        "--hard-time-cap",
+        type=float,
+        default=None,
+        help="Hard's wall-clock safety cap in seconds (raise it on a loaded machine so the "
+        "counted budget, not the load, decides)",
+    )
     parser.add_argument("--progress", action="store_true", help="report progress on stderr")
     args = parser.parse_args(argv)
     rules = Rules.preset(args.rules)
@@ -213,6 +220,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     budget = Budget()
     if args.hard_playouts is not None:
         budget = replace(budget, playouts=args.hard_playouts)
+    if args.hard_time_cap is not None:
+        budget = replace(budget, time_cap=args.hard_time_cap)
     if args.hard_late_stock is not None:
         budget = replace(budget, late_stock=args.hard_late_stock)
     match = Match(levels, rules, args.seed, budget, args.order)

@@ -47,7 +47,7 @@ class Budget:
     any machine. The defaults aim at a median well under 100 ms on one core at every
     table the lobby offers (2 to 6 players, 24 to 52 cards)."""
 
-    playouts: int = 260
+    playouts: int = 360
     """Playouts per decision (shared by the candidate actions) when one playout costs
     as much as a fresh two-player 36-card game; scaled by ``playout_cost`` so the work
     (not the count) stays level: more playouts late in a game, fewer at big tables."""

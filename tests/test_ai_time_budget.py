@@ -1,6 +1,7 @@
 """Hard's work per decision is bounded by count (playouts, solver nodes), scaled to
 the table, so decisions stay fast at the largest table; the wall-clock cap is only a
-safety net. Counting instead of timing keeps these checks firm on a loaded machine."""
+safety net (``test_ai_players`` checks it stops a huge search). Counting instead of
+timing keeps these checks firm on a loaded machine."""
 
 from __future__ import annotations
 
@@ -45,12 +46,11 @@ def test_work_per_decision_is_scaled_to_the_table(preset: str, n: int) -> None:
     budget = Budget()
     decisions = _decisions(preset, n, seed=4, hard_seats=2)
     assert len(decisions) >= 10
-    for cost, candidates, playouts, wall in decisions:
+    for cost, candidates, playouts, _wall in decisions:
         planned = budget.playouts / cost
         # At most twice the planned playouts (a floor of worlds for many candidates),
         # or the floor itself: two worlds per candidate.
         assert playouts <= max(2 * planned, 2 * candidates) + candidates
-        assert wall < budget.time_cap + 0.7  # the safety cap, with slack for a loaded box
     # The work (playouts x cost per playout) is level: the big table gets fewer.
     works = sorted(p * c for c, _, p, _ in decisions)
     assert works[len(works) // 2] <= 1.2 * budget.playouts

@@ -61,14 +61,6 @@ MAX_REMEMBERED = 20_000
 """Digests, modes and unconfirmed sends kept (least recently written forgotten first)."""
 
 
-class LookAgain(Exception):
-    """Run this refresh again after ``seconds`` (a send could not be confirmed)."""
-
-    def __init__(self, seconds: float) -> None:
-        super().__init__(seconds)
-        self.seconds = seconds
-
-
 @dataclass
 class ReplyScope:
     """The command being answered: its replies merge with a pending reply of that kind."""
@@ -158,7 +150,8 @@ class Outbox:
         self.wall_clock = wall_clock
         self.settle_delay = settle_delay
         self.reconcile_after = 2 * settle_delay
-        """A hand send that timed out and was not used since is sent again after this."""
+        """A hand send that timed out and was not used since may be sent again after this,
+        when the game waits for that player (the turn gate asks)."""
         self.idle_forget = idle_forget
         self.lanes: dict[int, Lane] = {}
         self.digests: BoundedDict[tuple[int, int], str] = BoundedDict(MAX_REMEMBERED)
@@ -341,9 +334,6 @@ class Outbox:
                     log.warning("429 in chat %s: retrying in %ss", lane.chat_id, seconds)
                     lane.pacer.back_off(seconds)
                     self._requeue(lane, key, job)
-                except LookAgain as again:
-                    job.not_before = self.clock() + again.seconds
-                    self._requeue(lane, key, job)
                 except ChatMigrated as err:
                     self._requeue(lane, key, job)
                     await self._migrated(lane, err.new_chat_id)
@@ -476,8 +466,6 @@ class Outbox:
             self.stats.unconfirmed += 1
             self.unconfirmed[(chat_id, slot)] = (digest, self.clock())
             log.warning("send to chat %s timed out; treating it as shown", chat_id)
-            if reconcile:
-                raise LookAgain(self.reconcile_after) from err
             return None
         self.unconfirmed.pop((chat_id, slot), None)
         self.stats.sent += 1

@@ -46,6 +46,7 @@ class TurnGate:
             return None
         state = table.engine_state()
         shown = await self.games.storage.hands_shown(table.chat_id)
+        later = None
         for seat in flow.waiting(state):
             info = table.seats[seat]
             if not info.human or info.user_id is None:
@@ -54,6 +55,8 @@ class TurnGate:
                 continue  # blocked the bot: no hand can ever be shown
             hand = shown.get(info.user_id)
             if hand is None or hand.game_id != table.game_id or hand.step < state.step:
-                # Not on screen yet: look again shortly (the outbox keeps retrying).
-                return now + self.poll
-        return None
+                # Not on screen yet: look again shortly. The outbox keeps retrying; a
+                # send that timed out long ago is reconciled (sent again) on this ask.
+                self.games.box.refresh_hand(table.chat_id, info.user_id)
+                later = now + self.poll
+        return later

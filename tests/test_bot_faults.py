@@ -265,3 +265,45 @@ async def test_a_lost_game_is_announced_once(make_harness: Any) -> None:
         assert table_message is not None and not table_message.buttons  # keyboard retired
         hand = h.emu.message(user, mid)
         assert hand is not None and not hand.buttons
+
+
+# --- the same findings through the emulator's own fault injection ---------------------------
+
+
+async def test_a_basic_group_upgraded_mid_game_keeps_its_game(make_harness: Any) -> None:
+    async with make_harness() as h:
+        for uid, name in ((ANN, "Ann"), (BOB, "Bob")):
+            h.emu.add_user(uid, name)
+        h.emu.add_group(GROUP, "Card Club", members=[ANN, BOB], creator=ANN, chat_type="group")
+        await h.start_bot()
+        await start_game(h)
+        await h.settle()
+        new_id = h.emu.migrate_group(GROUP)  # service messages, then ChatMigrated for GROUP
+        service = await h.emu.wait_for(lambda: h.emu.last_message(new_id))
+
+        def fresh_table() -> bool:
+            return any(
+                m.from_bot and "Trump:" in m.text and m.message_id > service.message_id
+                for m in h.emu.messages(new_id)
+            )
+
+        await h.emu.wait_for(fresh_table, what="the table in the supergroup")
+        table = await h.games.storage.load_table(new_id)
+        assert table is not None and table.chat_id == new_id  # before: left under the old id
+        user, mid, data = await h.emu.wait_for(lambda: a_move(h, 0))
+        await (await h.emu.user_sends_callback(user, user, mid, data)).answer()
+        await h.wait_text(new_id, "Trump:")
+        table = await h.games.storage.load_table(new_id)
+        assert table is not None and table.engine_state().step == 1
+
+
+async def test_slow_answers_from_the_emulator_are_not_repeated(make_harness: Any) -> None:
+    async with make_harness() as h:
+        scene(h, ANN)
+        await h.start_bot(bot_api_timeout=TIMEOUT)
+        h.emu.delay_answers("sendMessage", SLOW, chat_id=GROUP)
+        for command in ("/stats", "/help"):
+            await h.emu.user_sends(ANN, GROUP, command)
+        await h.wait_text(GROUP, "/newgame")
+        await h.settle()
+        assert len([m for m in h.emu.messages(GROUP) if m.from_bot]) == 2

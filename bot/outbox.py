@@ -369,7 +369,12 @@ class Outbox:
         old = lane.chat_id
         log.info("chat %s migrated to %s", old, new_chat_id)
         if self.on_migrated is not None:
-            await self.on_migrated(old, new_chat_id)
+            try:
+                await self.on_migrated(old, new_chat_id)
+            except Exception:
+                # The records stay under the old id for now; the output follows anyway,
+                # and the migration service message (or the next call) moves them later.
+                log.exception("could not move chat %s to %s", old, new_chat_id)
         jobs, lane.jobs = lane.jobs, {}
         self.live_tables.pop(old, None)
         for key, job in jobs.items():

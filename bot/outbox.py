@@ -463,7 +463,7 @@ class Outbox:
                 if possibly_applied(err):
                     # What shows is unknown until an edit of ours lands after the late one.
                     self.digests.pop((chat_id, message_id), None)
-                    self.suspect[(chat_id, message_id)] = self.clock() + 2 * self.settle_delay
+                    self.suspect[(chat_id, message_id)] = self.clock() + 3 * self.settle_delay
                 raise
         attempt = self.unconfirmed.get((chat_id, slot))
         same = attempt is not None and message_id is None and attempt[0] == digest

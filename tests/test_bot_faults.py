@@ -319,7 +319,7 @@ async def test_an_edit_that_lands_late_never_leaves_the_hand_stale(make_harness:
         await h.settle()
         user, mid, data = await h.emu.wait_for(lambda: a_move(h, 0))
         # The mover's next hand edit times out and is carried out after a newer one.
-        late = Fault("late", "editMessageText", user, seconds=2 * TIMEOUT, times=1)
+        late = Fault("late", "editMessageText", user, seconds=2.5 * TIMEOUT, times=1)
         proxy.faults.append(late)
         await (await h.emu.user_sends_callback(user, user, mid, data)).answer()
         other, other_mid, other_data = await h.emu.wait_for(lambda: a_move(h, 1))

@@ -343,7 +343,7 @@ async def test_an_edit_that_lands_late_never_leaves_the_hand_stale(make_harness:
         await h.settle()
         table = await h.table(GROUP)
         seat = next(i for i, s in enumerate(table.seats) if s.user_id == user)
-        expected = await h.games.render_hand(table, seat, None)
+        expected = await h.games.render_hand(table, seat)
         shown = h.emu.message(user, table.seats[seat].hand_message_id or 0)
         assert shown is not None
         assert shown.text == html.unescape(re.sub(r"<[^>]+>", "", expected.text))

@@ -1,0 +1,49 @@
+"""Ways into the Mini App: the private hand's ``web_app`` button and the group's link."""
+
+from __future__ import annotations
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, WebAppInfo
+
+from bot.records import Table
+from bot.render import Rendered
+from locales import Translator, visible_text
+
+
+def app_url(base_url: str, game_id: str) -> str:
+    """The page for one game: always ``…/?game=`` so relative URLs resolve under it."""
+    return f"{base_url.rstrip('/')}/?game={game_id}"
+
+
+def group_link(bot_username: str, short_name: str, game_id: str) -> str:
+    """A t.me link that opens the app registered as ``short_name`` on this game."""
+    return f"https://t.me/{bot_username}/{short_name}?startapp={game_id}"
+
+
+def _with_row(rendered: Rendered, button: InlineKeyboardButton) -> Rendered:
+    rows = [list(row) for row in rendered.markup.inline_keyboard] if rendered.markup else []
+    return Rendered(rendered.text, InlineKeyboardMarkup([[button], *rows]))
+
+
+class AppButtons:
+    """Adds the app's buttons to rendered messages (rendering itself stays unaware)."""
+
+    def __init__(self, base_url: str, short_name: str | None) -> None:
+        self.base_url = base_url
+        self.short_name = short_name
+
+    def hand(self, table: Table, rendered: Rendered, tr: Translator) -> Rendered:
+        if table.state is None or table.phase not in ("playing", "finished"):
+            return rendered
+        url = app_url(self.base_url, table.game_id)
+        label = visible_text(str(tr.t("app.open_table")))
+        return _with_row(rendered, InlineKeyboardButton(label, web_app=WebAppInfo(url)))
+
+    def group(
+        self, table: Table, rendered: Rendered, tr: Translator, bot_username: str
+    ) -> Rendered:
+        # web_app buttons are refused in groups: a t.me link to the registered app instead.
+        if self.short_name is None or table.phase != "playing":
+            return rendered
+        url = group_link(bot_username, self.short_name, table.game_id)
+        label = visible_text(str(tr.t("app.open_table")))
+        return _with_row(rendered, InlineKeyboardButton(label, url=url))

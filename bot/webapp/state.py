@@ -1,0 +1,272 @@
+"""The JSON the Mini App shows: one seat's view of one table, nothing more.
+
+Pure (no Redis, no clock of its own). Everything private comes from
+``engine.view(state, seat)``; the rest is public: names, counts, roles, deadlines,
+the result. Card and action texts are the engine's (``10♥``, ``beat 7♥ 10♥``); the
+page shows cards with the localised rank letters it gets in ``texts.ranks``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.flow import required, series_over
+from bot.records import Seat, Table
+from engine import Action, Attack, Pass, PlayerView, Swap, Take, Transfer, view
+from engine.events import (
+    Attacked,
+    Beaten,
+    BoutStarted,
+    Discarded,
+    Event,
+    Passed,
+    PickedUp,
+    PlayerOut,
+    Swapped,
+    Took,
+    Transferred,
+)
+from locales import Html, Translator, visible_text
+
+JsonDict = dict[str, Any]
+LOG_LINES = 8
+RANK_LETTERS = {11: "J", 12: "Q", 13: "K", 14: "A"}
+
+
+def plain(html: Html | str) -> str:
+    """A catalogue text as the page shows it: plain text (the page never parses HTML)."""
+    return visible_text(str(html))
+
+
+def seat_label(seat: Seat, tr: Translator) -> str:
+    if seat.user_id is None and seat.ai is not None:
+        return plain(tr.t(f"seat.ai_{seat.ai}"))
+    return seat.name
+
+
+def texts(tr: Translator) -> dict[str, Any]:
+    """The page's fixed labels in the player's language."""
+    keys = {
+        "take": "hand.take",
+        "pass": "hand.pass",
+        "trump": "app.trump",
+        "stock": "app.stock",
+        "discard": "app.discard",
+        "last_bout": "app.last_bout",
+        "log": "app.log",
+        "offline": "app.offline",
+        "auth_failed": "app.auth_failed",
+        "not_seated": "app.not_seated",
+        "pick_attack": "app.pick_attack",
+        "start": "lobby.start",
+        "title": "table.title",
+        "empty": "table.empty",
+    }
+    out: dict[str, Any] = {name: plain(tr.t(key)) for name, key in keys.items()}
+    out["ranks"] = {letter: tr.rank(rank) for rank, letter in RANK_LETTERS.items()}
+    return out
+
+
+def event_line(event: Event, names: list[str], tr: Translator) -> str | None:
+    """One public event as a log line (the same catalogue texts as the group message)."""
+    if isinstance(event, Attacked):
+        line = tr.t("event.attacked", name=names[event.player], cards=tr.cards(event.cards))
+    elif isinstance(event, Beaten):
+        line = tr.t(
+            "event.beaten",
+            name=names[event.player],
+            attack=tr.card(event.attack),
+            card=tr.card(event.card),
+        )
+    elif isinstance(event, Transferred):
+        line = tr.t(
+            "event.transferred",
+            name=names[event.player],
+            card=tr.card(event.card),
+            target=names[event.to],
+        )
+    elif isinstance(event, Took):
+        line = tr.t("event.took", name=names[event.player])
+    elif isinstance(event, Passed):
+        line = tr.t("event.passed", name=names[event.player])
+    elif isinstance(event, PickedUp):
+        line = tr.n("event.picked_up", len(event.cards), name=names[event.player])
+    elif isinstance(event, Discarded):
+        line = tr.n("event.discarded", len(event.cards))
+    elif isinstance(event, Swapped):
+        line = tr.t(
+            "event.swapped",
+            name=names[event.player],
+            gave=tr.card(event.gave),
+            got=tr.card(event.got),
+        )
+    elif isinstance(event, PlayerOut):
+        line = tr.t("event.out", name=names[event.player])
+    else:
+        return None
+    return plain(line)
+
+
+def last_bout(history: tuple[Event, ...], names: list[str], tr: Translator) -> JsonDict | None:
+    """The cards of the last finished bout as attack/defence pairs, and how it ended."""
+    end = next(
+        (
+            i
+            for i in range(len(history) - 1, -1, -1)
+            if isinstance(history[i], Discarded | PickedUp)
+        ),
+        None,
+    )
+    if end is None:
+        return None
+    begin = next((i for i in range(end - 1, -1, -1) if isinstance(history[i], BoutStarted)), -1)
+    pairs: list[list[str | None]] = []
+    for event in history[begin + 1 : end]:
+        if isinstance(event, Attacked):
+            pairs.extend([str(c), None] for c in event.cards)
+        elif isinstance(event, Transferred):
+            pairs.append([str(event.card), None])
+        elif isinstance(event, Beaten):
+            for pair in pairs:
+                if pair[0] == str(event.attack):
+                    pair[1] = str(event.card)
+    return {"pairs": pairs, "outcome": event_line(history[end], names, tr)}
+
+
+def role_of(v: PlayerView, seat: int) -> str:
+    if seat in v.out:
+        return "out"
+    if seat == v.defender:
+        return "defender"
+    if seat == v.attacker:
+        return "attacker"
+    return "player"
+
+
+def _role_text(role: str, cards: int, tr: Translator) -> str:
+    if role == "out":
+        return plain(tr.t("role.out"))
+    return plain(tr.n(f"role.{role}", cards))
+
+
+def _prompt(table: Table, v: PlayerView, seat: int, names: list[str], tr: Translator) -> str:
+    if table.seats[seat].computer:
+        return plain(tr.t("hand.ai_plays"))
+    if seat in v.out:
+        return plain(tr.t("hand.out"))
+    if seat in required(table.engine_state()):
+        return plain(tr.t("hand.prompt_defend" if v.table else "hand.prompt_lead"))
+    if any(not isinstance(a, Swap) for a in v.legal_actions):
+        return plain(tr.t("hand.prompt_throw_in"))
+    waiting = ", ".join(names[s] for s in v.waiting_for)
+    return plain(tr.t("app.waiting", names=waiting)) if waiting else plain(tr.t("hand.wait"))
+
+
+def _result(table: Table, names: list[str], tr: Translator) -> JsonDict:
+    order = [s for s in table.final_order if s != table.final_durak]
+    lines = [f"{place}. {names[s]}" for place, s in enumerate(order, 1)]
+    if table.final_durak is None:
+        lines.append(plain(tr.t("result.draw")))
+    else:
+        lines.append(plain(tr.t("result.durak", name=names[table.final_durak])))
+    if table.rules.series_length > 1 and table.series_durak:
+        lines.append(
+            plain(tr.t("result.series", game=table.series_played, total=table.rules.series_length))
+        )
+        for s in sorted(range(len(table.seats)), key=lambda s: table.series_durak[s]):
+            lines.append(plain(tr.n("result.series_line", table.series_durak[s], name=names[s])))
+    key = "result.new_game" if series_over(table) else "result.next_game"
+    return {
+        "title": plain(tr.t("result.title")),
+        "lines": lines,
+        "durak": table.final_durak,
+        "rematch": plain(tr.t(key)),
+    }
+
+
+def button_label(action: Action, tr: Translator) -> str | None:
+    """Button text of an action the page offers as a button; None for the ones made by
+    tapping cards (a single-card attack, a beat)."""
+    if isinstance(action, Take | Pass):
+        return plain(tr.t(f"hand.{action.kind}"))
+    if isinstance(action, Transfer | Swap):
+        return plain(tr.t(f"hand.{action.kind}", card=tr.card(action.card)))
+    if isinstance(action, Attack) and len(action.cards) > 1:
+        return tr.cards(action.cards)
+    return None
+
+
+def game_state(table: Table, seat: int, tr: Translator) -> JsonDict:
+    """What ``seat`` sees of ``table`` (a lobby, a running or a finished game)."""
+    names = [seat_label(s, tr) for s in table.seats]
+    base: JsonDict = {
+        "game": table.game_id,
+        "phase": table.phase,
+        "seat": seat,
+        "lang": tr.lang,
+        "texts": texts(tr),
+        "title": table.chat_title,
+    }
+    if table.state is None:  # a lobby, or a lobby that was cancelled
+        base.update(
+            hand=[], legal=[], labels={}, table=[], trump=None, trump_suit=None, stock=0,
+            discard=0, step=0, waiting=[], deadline=None, log=[], last_bout=None,
+            players=[
+                {"seat": i, "name": names[i], "cards": 0, "role": "player", "label": "",
+                 "me": i == seat, "computer": s.computer, "waiting": False}
+                for i, s in enumerate(table.seats)
+            ],
+            prompt=plain(tr.t("lobby.hint")),
+            can_start=table.phase == "lobby" and table.creator_id == table.seats[seat].user_id,
+        )  # fmt: skip
+        return base
+    state = table.engine_state()
+    v = view(state, seat)
+    playing = table.phase == "playing"
+    legal = v.legal_actions if playing and not table.seats[seat].computer else ()
+    waiting = set(v.waiting_for) if playing else set()
+    players = []
+    for i, s in enumerate(table.seats):
+        role = role_of(v, i)
+        players.append(
+            {
+                "seat": i,
+                "name": names[i],
+                "cards": v.hand_sizes[i],
+                "role": role,
+                "label": _role_text(role, v.hand_sizes[i], tr),
+                "me": i == seat,
+                "computer": s.computer,
+                "waiting": i in waiting,
+            }
+        )
+    log = [line for e in v.history if (line := event_line(e, names, tr)) is not None]
+    base.update(
+        hand=[str(c) for c in v.hand],
+        legal=[str(a) for a in legal],
+        labels={str(a): label for a in legal if (label := button_label(a, tr)) is not None},
+        table=[[str(a), str(d) if d is not None else None] for a, d in v.table],
+        trump=str(v.trump_card),
+        trump_suit=v.trump_card.suit.symbol,
+        trump_in_stock=v.trump_card_in_stock,
+        stock=v.stock_count,
+        discard=v.discard_count,
+        step=v.step,
+        waiting=[{"seat": s, "name": names[s]} for s in sorted(waiting)],
+        deadline=table.turn_deadline if playing else None,
+        players=players,
+        log=log[-LOG_LINES:],
+        last_bout=last_bout(v.history, names, tr),
+        prompt=_prompt(table, v, seat, names, tr) if playing else "",
+        can_start=False,
+    )
+    if table.phase == "finished":
+        base["result"] = _result(table, names, tr)
+    return base
+
+
+def moved_on(game_id: str, table: Table, user_id: int) -> JsonDict:
+    """A game that is no longer the chat's current one; ``next`` when the user sits in
+    the one that replaced it (a rematch), so the page can follow."""
+    seated = table.seat_of(user_id) is not None and table.phase != "cancelled"
+    return {"game": game_id, "phase": "moved", "next": table.game_id if seated else None}

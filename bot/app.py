@@ -18,6 +18,7 @@ from bot.handlers import HANDLERS_KEY, Handlers
 from bot.outbox import Outbox
 from bot.service import Games, Timing
 from bot.storage import Storage
+from bot.webapp import wiring as webapp
 from locales import SUPPORTED, translator
 
 log = logging.getLogger(__name__)
@@ -69,6 +70,7 @@ def build_application(
         global_rate=settings.global_rate,
     )
     Handlers(games).install(app)
+    webapp.install(app.bot_data, settings, games)
     return app
 
 
@@ -88,6 +90,7 @@ async def start_services(
         await publish_commands(app)
     games.scheduler.start()
     await games.resume()
+    await webapp.start(app.bot_data)
 
 
 async def stop_services(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
@@ -95,6 +98,7 @@ async def stop_services(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     handlers = app.bot_data.get(HANDLERS_KEY)
     if isinstance(handlers, Handlers):
         log.info("%s", handlers.latency_summary())
+    await webapp.stop(app.bot_data)
     await games.scheduler.stop()
     await games.box.close()
     games.ai.close()

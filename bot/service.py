@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from bot import flow, render
@@ -19,6 +19,7 @@ from bot.records import Table
 from bot.render import Rendered
 from bot.scheduler import Scheduler
 from bot.storage import Storage, Write
+from bot.webapp.links import AppButtons
 from engine import Action, Card
 from locales import Translator, negotiate, translator
 
@@ -49,6 +50,9 @@ class Games:
         self.bot_username = "bot"
         self.outbox: Outbox | None = None
         self.scheduler = Scheduler(storage, self.timer_fired, clock=clock)
+        self.on_change: list[Callable[[Table], Awaitable[None]]] = []
+        """Called after every committed change (the Mini App's live events)."""
+        self.app_buttons: AppButtons | None = None
 
     @property
     def box(self) -> Outbox:
@@ -70,6 +74,8 @@ class Games:
         return table, effects
 
     async def after(self, table: Table, effects: Effects) -> None:
+        for listener in self.on_change:
+            await listener(table)
         due = flow.next_due(table)
         if due is not None and table.phase == "playing":
             await self.scheduler.schedule(table.chat_id, due)
@@ -198,7 +204,10 @@ class Games:
             return render.lobby(table, tr, self.bot_username, await self.unreachable(table))
         if table.phase == "cancelled":
             return render.cancelled(tr)
-        return render.table_message(table, tr, self.bot_username)
+        rendered = render.table_message(table, tr, self.bot_username)
+        if self.app_buttons is not None:
+            rendered = self.app_buttons.group(table, rendered, tr, self.bot_username)
+        return rendered
 
     async def render_hand(self, table: Table, seat: int, mode: HandMode | None) -> Rendered:
         info = table.seats[seat]
@@ -210,6 +219,9 @@ class Games:
         pick = None
         if mode is not None and mode[0] == "pick":
             pick = Card(mode[1])
-        return render.hand(
+        rendered = render.hand(
             table, seat, tr, pick=pick, confirm_leave=mode is not None and mode[0] == "leave"
         )
+        if self.app_buttons is not None:
+            rendered = self.app_buttons.hand(table, rendered, tr)
+        return rendered

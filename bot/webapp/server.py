@@ -32,7 +32,12 @@ from locales import negotiate, translator
 log = logging.getLogger(__name__)
 
 STATIC = Path(__file__).resolve().parent / "static"
-STATIC_FILES = {"app.js": "text/javascript", "app.css": "text/css", "favicon.svg": "image/svg+xml"}
+STATIC_FILES = {
+    "app.js": "text/javascript",
+    "app.css": "text/css",
+    "favicon.svg": "image/svg+xml",
+    "telegram-stand-in.js": "text/javascript",  # tests and the sandbox: no network
+}
 TELEGRAM_JS = "https://telegram.org/js/telegram-web-app.js"
 TELEGRAM_FRAMES = "https://web.telegram.org https://*.web.telegram.org"
 KEEPALIVE = 15.0

@@ -240,7 +240,14 @@ def game_state(table: Table, seat: int, tr: Translator) -> JsonDict:
                 "waiting": i in waiting,
             }
         )
-    log = [line for e in v.history if (line := event_line(e, names, tr)) is not None]
+    log: list[str] = []
+    for event in reversed(v.history):  # only the last few: a long game has hundreds
+        line = event_line(event, names, tr)
+        if line is not None:
+            log.append(line)
+            if len(log) == LOG_LINES:
+                break
+    log.reverse()
     base.update(
         hand=[str(c) for c in v.hand],
         legal=[str(a) for a in legal],
@@ -255,7 +262,7 @@ def game_state(table: Table, seat: int, tr: Translator) -> JsonDict:
         waiting=[{"seat": s, "name": names[s]} for s in sorted(waiting)],
         deadline=table.turn_deadline if playing else None,
         players=players,
-        log=log[-LOG_LINES:],
+        log=log,
         last_bout=last_bout(v.history, names, tr),
         prompt=_prompt(table, v, seat, names, tr) if playing else "",
         can_start=False,

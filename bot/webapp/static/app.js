@@ -140,6 +140,8 @@
       }
       return;
     }
+    // A move's response can arrive after the event of a later change: keep the newer.
+    if (state && next.game === state.game && next.step < state.step) return;
     const wasMine = state && state.legal && state.legal.length > 0;
     if (state && next.step !== state.step) chosenAttack = chosenCard = null;
     state = next;
@@ -232,6 +234,12 @@
     const opponents = $("opponents");
     opponents.replaceChildren();
     for (const p of state.players) {
+      if (p.me) {
+        $("me-name").textContent = p.name;
+        $("me-label").textContent = p.label;
+        $("me").classList.toggle("waiting", p.waiting);
+        continue;
+      }
       const box = el("div", "player role-" + p.role + (p.waiting ? " waiting" : "") + (p.me ? " me" : ""));
       box.dataset.seat = String(p.seat);
       box.appendChild(el("div", "name", p.name));
@@ -261,7 +269,10 @@
     }
     $("empty").hidden = state.table.length > 0 || !running;
     $("empty").textContent = t.empty;
-    $("felt").hidden = !running;
+    const finished = state.phase === "finished";
+    $("felt").hidden = !running || finished;
+    $("hand").hidden = finished;
+    $("me").hidden = !running || finished;
 
     const hand = $("hand");
     hand.replaceChildren();
@@ -320,7 +331,8 @@
       $("last-bout-outcome").textContent = bout.outcome || "";
     }
     $("log-title").textContent = t.log;
-    $("log").replaceChildren(...state.log.map((line) => el("li", null, line)));
+    // Newest first: the latest move is what a player looks for.
+    $("log").replaceChildren(...state.log.slice().reverse().map((line) => el("li", null, line)));
     tick();
     backButton();
     document.body.dataset.ready = "1";
@@ -332,7 +344,7 @@
     const serverNow = (state.now || receivedAt) + (Date.now() / 1000 - receivedAt);
     const left = Math.max(0, Math.ceil(state.deadline - serverNow));
     clock.hidden = false;
-    clock.textContent = "⏱ " + left;
+    clock.textContent = left + " s";
     clock.classList.toggle("low", left <= 10);
   }
 

@@ -142,33 +142,31 @@ async def test_moves_through_the_app_and_the_keyboard_meet(make_harness: Any) ->
         user = [ANN, BOB][mover]
         other = [ANN, BOB][1 - mover]
         client = AppClient(http, port, user)
-        async with AppClient(http, port, other).events(gid) as stream:
+        async with client.events(gid) as stream:
             first = await stream.next()
-            assert first["step"] == 0 and first["legal"] == []
-            # Not legal now: the defender cannot take an empty table.
+            assert first["step"] == 0 and first["legal"] == legal_of(table, mover)
+            # Not legal now: the attacker cannot take.
             status, body = await client.move(gid, "take")
             assert status == 409 and body["state"]["step"] == 0 and body["error"]
             action = legal_of(table, mover)[0]
-            started = time.monotonic()
             status, after = await client.move(gid, action)
             assert status == 200 and after["step"] == 1
             assert after["table"][0][0] == action.split()[1]
-            seen = await stream.next()
-            latency = time.monotonic() - started
-            assert seen["step"] == 1 and seen["table"] == after["table"]
-            assert latency < 1.0
-            # The defender answers from the inline keyboard; the app shows it.
+            seen = await stream.until(lambda s: s["step"] == 1)
+            assert seen["table"] == after["table"]
+            # The defender answers from the inline keyboard; the app shows it live.
             await h.settle()
             buttons = [b for b in hand_buttons(h.emu, other) if b[0] == 1]
             assert buttons, "the keyboard shows the new step"
             _step, mid, data = next(b for b in buttons if b[2].split(":")[4][0] in "tB")
+            started = time.monotonic()
             handle = await h.emu.user_presses(other, other, mid, data=data)
             await handle.answer()
-            seen = await stream.next()
-            assert seen["step"] == 2
+            seen = await stream.until(lambda s: s["step"] == 2)
+            assert time.monotonic() - started < 1.0
         # The private hand carries the web_app button, the group the t.me link.
         await h.settle()
-        hand = [m for m in h.emu.messages(user) if m.from_bot and m.inline_keyboard][-1]
+        hand = [m for m in h.emu.messages(other) if m.from_bot and m.inline_keyboard][-1]
         web_apps = [
             b["web_app"]["url"] for row in hand.inline_keyboard for b in row if "web_app" in b
         ]
@@ -211,3 +209,52 @@ async def test_two_processes_share_live_events(make_harness: Any) -> None:
                     break
         assert max(latencies) < 1.0
         assert user != watcher
+
+
+async def test_hand_collapses_while_the_app_is_open(make_harness: Any) -> None:
+    async with make_harness(**webapp_settings()) as h, aiohttp.ClientSession() as http:
+        await h.start_bot()
+        await seat_people(h, ANN)
+        gid = await start_game(h, [ANN], ["Easy"])
+        mini_app = h.bot.app.bot_data[wiring.WEBAPP_KEY]
+        mini_app.presence.ttl = 2  # "closed for a while", shortened for the test
+        ann = AppClient(http, h.settings.webapp_port, ANN)
+
+        def hand() -> Any:
+            return [m for m in h.emu.messages(ANN) if m.from_bot and m.inline_keyboard][-1]
+
+        async with ann.events(gid) as stream:
+            await stream.next()
+            collapsed = await h.emu.wait_for(
+                lambda: hand() if "playing in the app" in hand().text else None,
+                what="the collapsed hand",
+            )
+            assert [
+                b for row in collapsed.inline_keyboard for b in row if "callback_data" in b
+            ] == []
+            await h.settle()
+            h.emu.reset_stats()
+            moves = 0
+            for _ in range(12):
+                status, state = await ann.state(gid)
+                if state["phase"] != "playing":
+                    break
+                if not state["legal"]:
+                    await stream.until(lambda s, n=state["step"]: s["step"] > n or s["legal"])
+                    continue
+                status, _ = await ann.move(gid, state["legal"][0])
+                assert status in (200, 409)
+                moves += status == 200
+            await h.settle()
+            assert moves > 0
+            calls = h.emu.stats.chat_calls[ANN]
+            assert calls == 0, h.emu.stats.chat_method_calls
+        # The app closed: after a while the buttons come back.
+        restored = await h.emu.wait_for(
+            lambda: hand() if "playing in the app" not in hand().text else None,
+            timeout=10,
+            what="the restored hand",
+        )
+        assert any("callback_data" in b for row in restored.inline_keyboard for b in row) or (
+            (await h.table(GROUP)).phase != "playing"
+        )

@@ -6,6 +6,7 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup, WebAppInfo
 
 from bot.records import Table
 from bot.render import Rendered
+from bot.webapp.presence import Presence
 from locales import Translator, visible_text
 
 
@@ -27,16 +28,28 @@ def _with_row(rendered: Rendered, button: InlineKeyboardButton) -> Rendered:
 class AppButtons:
     """Adds the app's buttons to rendered messages (rendering itself stays unaware)."""
 
-    def __init__(self, base_url: str, short_name: str | None) -> None:
+    def __init__(self, base_url: str, short_name: str | None, presence: Presence) -> None:
         self.base_url = base_url
         self.short_name = short_name
+        self.presence = presence
 
-    def hand(self, table: Table, rendered: Rendered, tr: Translator) -> Rendered:
+    async def hand(self, table: Table, seat: int, rendered: Rendered, tr: Translator) -> Rendered:
+        """The hand message with an "Open table" button; while its owner has the app open,
+        just that button (the same text every move, so the outbox never edits it)."""
         if table.state is None or table.phase not in ("playing", "finished"):
             return rendered
         url = app_url(self.base_url, table.game_id)
         label = visible_text(str(tr.t("app.open_table")))
-        return _with_row(rendered, InlineKeyboardButton(label, web_app=WebAppInfo(url)))
+        button = InlineKeyboardButton(label, web_app=WebAppInfo(url))
+        user_id = table.seats[seat].user_id
+        if (
+            table.phase == "playing"
+            and user_id is not None
+            and await self.presence.in_app(table.chat_id, user_id)
+        ):
+            text = tr.t("app.in_app", group=table.chat_title or str(table.chat_id))
+            return Rendered(text, InlineKeyboardMarkup([[button]]))
+        return _with_row(rendered, button)
 
     def group(
         self, table: Table, rendered: Rendered, tr: Translator, bot_username: str

@@ -25,6 +25,7 @@ from bot.records import Table
 from bot.service import Games
 from bot.webapp.hub import Hub, Viewer, dumps
 from bot.webapp.initdata import InitDataError, WebAppUser, validate
+from bot.webapp.presence import REFRESH_EVERY, Presence
 from bot.webapp.state import JsonDict, game_state, moved_on, plain
 from engine import ParseError, parse_action
 from locales import negotiate, translator
@@ -82,6 +83,7 @@ class MiniAppServer:
         self,
         games: Games,
         hub: Hub,
+        presence: Presence,
         *,
         bot_token: str,
         max_age: float,
@@ -91,6 +93,8 @@ class MiniAppServer:
     ) -> None:
         self.games = games
         self.hub = hub
+        self.presence = presence
+        self.restores: set[asyncio.Task[None]] = set()
         self.bot_token = bot_token
         self.max_age = max_age
         self.telegram_js = telegram_js
@@ -304,14 +308,21 @@ class MiniAppServer:
         await response.prepare(request)
         await response.write(b"retry: 1000\n\n")
         self.hub.add(viewer)
+        chat_id, user_id = who.chat_id, user.user_id
         try:
             # Read after subscribing, so no change between the two is missed.
-            table = await self.games.storage.load_table(who.chat_id) or who.table
+            table = await self.games.storage.load_table(chat_id) or who.table
             viewer.offer(await self.viewer_state(table, viewer))
+            await self.presence.mark(chat_id, user_id)
+            self.games.box.refresh_hand(chat_id, user_id)  # collapses to "Open table"
+            marked = time.monotonic()
             while not self.closing.is_set():
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(viewer.wake.wait(), KEEPALIVE)
                 viewer.wake.clear()
+                if time.monotonic() - marked >= min(REFRESH_EVERY, self.presence.ttl / 3):
+                    await self.presence.mark(chat_id, user_id)
+                    marked = time.monotonic()
                 latest = viewer.latest
                 if latest is not None and latest != viewer.sent:
                     now = dumps(self.clock())
@@ -324,10 +335,26 @@ class MiniAppServer:
             pass
         finally:
             self.hub.remove(viewer)
+            if not self.closing.is_set():
+                self.restore_later(chat_id, user_id)
         return response
+
+    def restore_later(self, chat_id: int, user_id: int) -> None:
+        """Once the app has been closed for a while, the hand's buttons come back (the
+        refresh renders the collapsed message again, unchanged, if it was reopened)."""
+
+        async def restore() -> None:
+            await asyncio.sleep(self.presence.ttl + 1)
+            self.games.box.refresh_hand(chat_id, user_id)
+
+        task = asyncio.create_task(restore())
+        self.restores.add(task)
+        task.add_done_callback(self.restores.discard)
 
     def close(self) -> None:
         self.closing.set()
+        for task in self.restores:
+            task.cancel()
         for viewers in self.hub.viewers.values():
             for viewer in viewers:
                 viewer.wake.set()

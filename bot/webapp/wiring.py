@@ -8,10 +8,12 @@ from typing import Any
 from aiohttp import web
 
 from bot.config import Settings
+from bot.flow import Effects
 from bot.records import Table
 from bot.service import Games
 from bot.webapp.hub import Hub
 from bot.webapp.links import AppButtons
+from bot.webapp.presence import Presence
 from bot.webapp.server import MiniAppServer
 
 log = logging.getLogger(__name__)
@@ -26,18 +28,22 @@ class MiniApp:
         self.settings = settings
         self.games = games
         self.hub = Hub(games.storage.redis, games.storage.load_table)
+        self.presence = Presence(games.storage.redis)
         self.server = MiniAppServer(
             games,
             self.hub,
+            self.presence,
             bot_token=settings.telegram_bot_token.get_secret_value(),
             max_age=settings.webapp_auth_max_age,
             clock=games.clock,
             **server_options,
         )
-        self.buttons = AppButtons(settings.webapp_url, settings.webapp_short_name)
+        self.buttons = AppButtons(settings.webapp_url, settings.webapp_short_name, self.presence)
         self.runner: web.AppRunner | None = None
 
-    async def changed(self, table: Table) -> None:
+    async def changed(self, table: Table, effects: Effects) -> None:
+        # Players in the app see their turn there: no new, notifying hand message.
+        effects.notify -= await self.presence.in_app_of(table.chat_id, effects.notify)
         await self.hub.changed(table, self.settings.idle_ttl)
 
     async def start(self) -> None:

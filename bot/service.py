@@ -50,7 +50,7 @@ class Games:
         self.bot_username = "bot"
         self.outbox: Outbox | None = None
         self.scheduler = Scheduler(storage, self.timer_fired, clock=clock)
-        self.on_change: list[Callable[[Table], Awaitable[None]]] = []
+        self.on_change: list[Callable[[Table, Effects], Awaitable[None]]] = []
         """Called after every committed change (the Mini App's live events)."""
         self.app_buttons: AppButtons | None = None
 
@@ -75,7 +75,7 @@ class Games:
 
     async def after(self, table: Table, effects: Effects) -> None:
         for listener in self.on_change:
-            await listener(table)
+            await listener(table, effects)
         due = flow.next_due(table)
         if due is not None and table.phase == "playing":
             await self.scheduler.schedule(table.chat_id, due)
@@ -223,5 +223,5 @@ class Games:
             table, seat, tr, pick=pick, confirm_leave=mode is not None and mode[0] == "leave"
         )
         if self.app_buttons is not None:
-            rendered = self.app_buttons.hand(table, rendered, tr)
+            rendered = await self.app_buttons.hand(table, seat, rendered, tr)
         return rendered

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import random
 import time
 from dataclasses import dataclass, field
@@ -138,6 +139,7 @@ async def measure(
     token: str,
     seconds: float,
     think: tuple[float, float],
+    bot_pid: int,
 ) -> None:
     """Open every player's app, let the hands collapse, then play for ``seconds``."""
     results = AppResults()
@@ -154,10 +156,12 @@ async def measure(
             await asyncio.wait_for(asyncio.gather(*(a.connected.wait() for a in apps)), 120)
             await asyncio.sleep(5)  # the hands collapse to "Open table" (not measured)
             emu.reset_stats()
+            cpu_before = cpu_seconds(bot_pid)
             started = time.monotonic()
             stop_at = started + seconds
             await asyncio.gather(*(app.play(stop_at) for app in apps))
             elapsed = time.monotonic() - started
+            bot_cpu = cpu_seconds(bot_pid) - cpu_before
         finally:
             for task in streams:
                 task.cancel()
@@ -183,6 +187,18 @@ async def measure(
         f"{dict(sorted((k, v) for k, v in stats.calls.items() if k != 'getUpdates'))}"
     )
     print(f"429 responses: {stats.too_many_requests}")
+    print(
+        f"bot process CPU: {bot_cpu:.1f}s in {elapsed:.1f}s "
+        f"({bot_cpu / max(1, results.moves) * 1000:.1f} ms per move, all work included)"
+    )
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / ticks
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -195,9 +195,12 @@ async def run(args: argparse.Namespace) -> None:
         if args.app:
             from app_players import measure  # bench/ is on the path
 
-            games = [(c, hand_buttons(emu, a)[0][2].split(":")[2], (a, b)) for c, (a, b) in tables]
+            games = [
+                (c, (hand_buttons(emu, a) or hand_buttons(emu, b))[0][2].split(":")[2], (a, b))
+                for c, (a, b) in tables
+            ]
             think = (args.think_min, args.think_max)
-            await measure(emu, games, env["WEBAPP_URL"], TOKEN, args.seconds, think)
+            await measure(emu, games, env["WEBAPP_URL"], TOKEN, args.seconds, think, bot.pid)
             return
         emu.reset_stats()
         results = Results()

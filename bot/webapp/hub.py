@@ -23,6 +23,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from bot.records import Table
+from engine import State
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +35,8 @@ def game_key(game_id: str) -> str:
     return f"durak:webapp:game:{{{game_id}}}"
 
 
-StateOf = Callable[[Table, "Viewer"], Awaitable[str]]
-"""The JSON text a viewer should see of a table (built by the server)."""
+StateOf = Callable[[Table, State | None, "Viewer"], str]
+"""The JSON text a viewer should see of a table and its parsed engine state."""
 
 
 @dataclass(eq=False)
@@ -140,8 +141,9 @@ class Hub:
                 table = await self.load(chat_id)
                 if table is None:
                     continue
+                state = table.engine_state() if table.state is not None else None
                 for viewer in list(viewers):
-                    viewer.offer(await self.state_of(table, viewer))
+                    viewer.offer(self.state_of(table, state, viewer))
         except Exception:
             log.exception("Mini App refresh of chat %s failed", chat_id)
         finally:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, WebAppInfo
 
 from bot.records import Table
@@ -33,11 +35,14 @@ class AppButtons:
         self.short_name = short_name
         self.presence = presence
 
-    async def hand(self, table: Table, seat: int, rendered: Rendered, tr: Translator) -> Rendered:
-        """The hand message with an "Open table" button; while its owner has the app open,
-        just that button (the same text every move, so the outbox never edits it)."""
+    async def hand(
+        self, table: Table, seat: int, tr: Translator, full: Callable[[], Rendered]
+    ) -> Rendered:
+        """The hand message (``full()`` renders it) with an "Open table" button; while its
+        owner has the app open, just that button: the same text every move, so the outbox
+        never edits it, and the full hand is not even rendered."""
         if table.state is None or table.phase not in ("playing", "finished"):
-            return rendered
+            return full()
         url = app_url(self.base_url, table.game_id)
         label = visible_text(str(tr.t("app.open_table")))
         button = InlineKeyboardButton(label, web_app=WebAppInfo(url))
@@ -49,7 +54,7 @@ class AppButtons:
         ):
             text = tr.t("app.in_app", group=table.chat_title or str(table.chat_id))
             return Rendered(text, InlineKeyboardMarkup([[button]]))
-        return _with_row(rendered, button)
+        return _with_row(full(), button)
 
     def group(
         self, table: Table, rendered: Rendered, tr: Translator, bot_username: str

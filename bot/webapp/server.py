@@ -27,7 +27,7 @@ from bot.webapp.hub import Hub, Viewer, dumps
 from bot.webapp.initdata import InitDataError, WebAppUser, validate
 from bot.webapp.presence import REFRESH_EVERY, Presence
 from bot.webapp.state import JsonDict, game_state, moved_on, plain
-from engine import ParseError, parse_action
+from engine import ParseError, State, parse_action
 from locales import negotiate, translator
 
 log = logging.getLogger(__name__)
@@ -284,13 +284,13 @@ class MiniAppServer:
 
     # --- live events ----------------------------------------------------------------------
 
-    async def viewer_state(self, table: Table, viewer: Viewer) -> str:
+    def viewer_state(self, table: Table, state: State | None, viewer: Viewer) -> str:
         if table.game_id != viewer.game_id:
             return dumps(moved_on(viewer.game_id, table, viewer.user_id))
         seat = table.seat_of(viewer.user_id)
         if seat is None:
             return dumps({"game": viewer.game_id, "phase": "gone"})
-        return dumps(game_state(table, seat, translator(viewer.lang)))
+        return dumps(game_state(table, seat, translator(viewer.lang), state))
 
     async def events(self, request: web.Request) -> web.StreamResponse:
         user = self.authenticate(request, query_allowed=True)
@@ -312,7 +312,7 @@ class MiniAppServer:
         try:
             # Read after subscribing, so no change between the two is missed.
             table = await self.games.storage.load_table(chat_id) or who.table
-            viewer.offer(await self.viewer_state(table, viewer))
+            viewer.offer(self.viewer_state(table, None, viewer))
             await self.presence.mark(chat_id, user_id)
             self.games.box.refresh_hand(chat_id, user_id)  # collapses to "Open table"
             marked = time.monotonic()

@@ -8,11 +8,12 @@ page shows cards with the localised rank letters it gets in ``texts.ranks``.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from bot.flow import required, series_over
 from bot.records import Seat, Table
-from engine import Action, Attack, Pass, PlayerView, Swap, Take, Transfer, view
+from engine import Action, Attack, Pass, PlayerView, State, Swap, Take, Transfer, view
 from engine.events import (
     Attacked,
     Beaten,
@@ -44,8 +45,10 @@ def seat_label(seat: Seat, tr: Translator) -> str:
     return seat.name
 
 
+@cache
 def texts(tr: Translator) -> dict[str, Any]:
-    """The page's fixed labels in the player's language."""
+    """The page's fixed labels in the player's language (the same object every time:
+    callers must not change it)."""
     keys = {
         "take": "hand.take",
         "pass": "hand.pass",
@@ -149,12 +152,14 @@ def _role_text(role: str, cards: int, tr: Translator) -> str:
     return plain(tr.n(f"role.{role}", cards))
 
 
-def _prompt(table: Table, v: PlayerView, seat: int, names: list[str], tr: Translator) -> str:
+def _prompt(
+    table: Table, state: State, v: PlayerView, seat: int, names: list[str], tr: Translator
+) -> str:
     if table.seats[seat].computer:
         return plain(tr.t("hand.ai_plays"))
     if seat in v.out:
         return plain(tr.t("hand.out"))
-    if seat in required(table.engine_state()):
+    if seat in required(state):
         return plain(tr.t("hand.prompt_defend" if v.table else "hand.prompt_lead"))
     if any(not isinstance(a, Swap) for a in v.legal_actions):
         return plain(tr.t("hand.prompt_throw_in"))
@@ -196,8 +201,9 @@ def button_label(action: Action, tr: Translator) -> str | None:
     return None
 
 
-def game_state(table: Table, seat: int, tr: Translator) -> JsonDict:
-    """What ``seat`` sees of ``table`` (a lobby, a running or a finished game)."""
+def game_state(table: Table, seat: int, tr: Translator, state: State | None = None) -> JsonDict:
+    """What ``seat`` sees of ``table`` (a lobby, a running or a finished game).
+    ``state``: the table's engine state when the caller has parsed it already."""
     names = [seat_label(s, tr) for s in table.seats]
     base: JsonDict = {
         "game": table.game_id,
@@ -220,7 +226,7 @@ def game_state(table: Table, seat: int, tr: Translator) -> JsonDict:
             can_start=table.phase == "lobby" and table.creator_id == table.seats[seat].user_id,
         )  # fmt: skip
         return base
-    state = table.engine_state()
+    state = state or table.engine_state()
     v = view(state, seat)
     playing = table.phase == "playing"
     legal = v.legal_actions if playing and not table.seats[seat].computer else ()
@@ -264,7 +270,7 @@ def game_state(table: Table, seat: int, tr: Translator) -> JsonDict:
         players=players,
         log=log,
         last_bout=last_bout(v.history, names, tr),
-        prompt=_prompt(table, v, seat, names, tr) if playing else "",
+        prompt=_prompt(table, state, v, seat, names, tr) if playing else "",
         can_start=False,
     )
     if table.phase == "finished":

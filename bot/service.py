@@ -219,9 +219,12 @@ class Games:
         pick = None
         if mode is not None and mode[0] == "pick":
             pick = Card(mode[1])
-        rendered = render.hand(
-            table, seat, tr, pick=pick, confirm_leave=mode is not None and mode[0] == "leave"
-        )
+
+        def full() -> Rendered:
+            return render.hand(
+                table, seat, tr, pick=pick, confirm_leave=mode is not None and mode[0] == "leave"
+            )
+
         if self.app_buttons is not None:
-            rendered = await self.app_buttons.hand(table, seat, rendered, tr)
-        return rendered
+            return await self.app_buttons.hand(table, seat, tr, full)
+        return full()

@@ -1,9 +1,10 @@
 """The JSON the Mini App shows: one seat's view of one table, nothing more.
 
-Pure (no Redis, no clock of its own). Everything private comes from
-``engine.view(state, seat)``; the rest is public: names, counts, roles, deadlines,
-the result. Card and action texts are the engine's (``10♥``, ``beat 7♥ 10♥``); the
-page shows cards with the localised rank letters it gets in ``texts.ranks``.
+Pure (no Redis, no clock of its own). Everything comes from ``engine.view(state,
+seat)``, whose non-hand part is the public view (whom the game waits on is
+``must_act``: never who could throw in), plus public facts of the table: names,
+roles, the deadline, the result. Card and action texts are the engine's (``10♥``,
+``beat 7♥ 10♥``); the page shows cards with the localised rank letters of ``texts.ranks``.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from bot.flow import required, series_over
 from bot.records import Seat, Table
 from engine import Action, Attack, Pass, PlayerView, State, Swap, Take, Transfer, view
 from engine.events import (
@@ -152,14 +152,12 @@ def _role_text(role: str, cards: int, tr: Translator) -> str:
     return plain(tr.n(f"role.{role}", cards))
 
 
-def _prompt(
-    table: Table, state: State, v: PlayerView, seat: int, names: list[str], tr: Translator
-) -> str:
+def _prompt(table: Table, v: PlayerView, seat: int, names: list[str], tr: Translator) -> str:
     if table.seats[seat].computer:
         return plain(tr.t("hand.ai_plays"))
     if seat in v.out:
         return plain(tr.t("hand.out"))
-    if seat in required(state):
+    if seat == v.must_act.player:  # the leader or the defender: the game needs them
         return plain(tr.t("hand.prompt_defend" if v.table else "hand.prompt_lead"))
     if any(not isinstance(a, Swap) for a in v.legal_actions):
         return plain(tr.t("hand.prompt_throw_in"))
@@ -180,7 +178,8 @@ def _result(table: Table, names: list[str], tr: Translator) -> JsonDict:
         )
         for s in sorted(range(len(table.seats)), key=lambda s: table.series_durak[s]):
             lines.append(plain(tr.n("result.series_line", table.series_durak[s], name=names[s])))
-    key = "result.new_game" if series_over(table) else "result.next_game"
+    series_over = table.series_played >= table.rules.series_length
+    key = "result.new_game" if series_over else "result.next_game"
     return {
         "title": plain(tr.t("result.title")),
         "lines": lines,
@@ -270,7 +269,7 @@ def game_state(table: Table, seat: int, tr: Translator, state: State | None = No
         players=players,
         log=log,
         last_bout=last_bout(v.history, names, tr),
-        prompt=_prompt(table, state, v, seat, names, tr) if playing else "",
+        prompt=_prompt(table, v, seat, names, tr) if playing else "",
         can_start=False,
     )
     if table.phase == "finished":

@@ -29,7 +29,7 @@ from webapp_helpers import (
     webapp_settings,
 )
 
-from bot.webapp.server import STATIC, TELEGRAM_JS
+from bot.webapp.server import TELEGRAM_JS
 
 pytestmark = pytest.mark.filterwarnings("ignore:Deprecated since version v22.2")
 
@@ -65,12 +65,12 @@ def app_url(h: Harness, gid: str, user: int, *, dark: bool = False) -> str:
 @pytest.fixture
 async def context(tmp_path: Path) -> AsyncIterator[BrowserContext]:
     async with browser(tmp_path / "profile") as ctx:
-        stand_in = STATIC / "telegram-stand-in.js"
+        # No network, as in the sandbox: telegram-web-app.js fails to load and the
+        # page's local stand-in takes over.
+        async def offline(route: Route) -> None:
+            await route.abort("internetdisconnected")
 
-        async def serve_stand_in(route: Route) -> None:
-            await route.fulfill(path=str(stand_in), content_type="text/javascript")
-
-        await ctx.route(TELEGRAM_JS, serve_stand_in)
+        await ctx.route(TELEGRAM_JS, offline)
         yield ctx
 
 

@@ -1,9 +1,11 @@
 "use strict";
-// A local stand-in for Telegram's telegram-web-app.js, for tests and the sandbox (no
-// network). Like the real script it reads the launch parameters from the URL fragment:
+// A local stand-in for Telegram's telegram-web-app.js, used only when the real one did
+// not load (tests, the sandbox without network). Like the real script it reads the
+// launch parameters from the URL fragment:
 // tgWebAppData (the signed init data), tgWebAppThemeParams (JSON) and, our addition,
 // tgWebAppColorScheme. Haptics and back-button use are recorded in window.__tgCalls.
 (function () {
+  if (window.Telegram && window.Telegram.WebApp) return; // the real one is here
   const fragment = new URLSearchParams(location.hash.slice(1));
   const initData = fragment.get("tgWebAppData") || "";
   let themeParams = {};

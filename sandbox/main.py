@@ -11,7 +11,6 @@ import argparse
 import asyncio
 import contextlib
 import io
-import ipaddress
 import os
 import secrets
 import signal
@@ -21,8 +20,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from sandbox.emulator import BotApiEmulator
+from sandbox.emulator.httputil import is_loopback
 from sandbox.web import SandboxWeb
-from sandbox.web_botprocess import BotProcess, bot_environment
+from sandbox.web.botprocess import BotProcess, bot_environment
 
 BOT_ID = 7000000001
 BOT_USERNAME = "durak_sandbox_bot"
@@ -55,15 +55,6 @@ def describe_exit(code: int) -> str:
             return f"killed by {signal.Signals(-code).name}"
         return f"killed by signal {-code}"
     return f"exit code {code}"
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

@@ -1,61 +1,56 @@
-"""Shared fixtures: a real redis-server, fakeredis, and the emulator + bot harness."""
+"""Shared fixtures: a real redis-server, fakeredis, and the emulator + bot harness.
+
+The helpers themselves live in ``tests/support/``; this file only declares fixtures.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import shutil
-import socket
-import subprocess
-import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import fakeredis
 import pytest
-from pydantic import SecretStr
 from redis.asyncio import Redis
+from support.harness import (
+    BOT_USERNAME,
+    TOKEN,
+    Bot,
+    FakeClock,
+    Harness,
+    bot_settings,
+    hand_buttons,
+    harness,
+    open_lobby,
+    play_out,
+    press,
+    redis_server_process,
+)
 
-from bot.app import build_application, games_of, start_services, stop_services
-from bot.config import Settings
-from bot.records import Table
-from bot.service import Games
-from sandbox.emulator import BotApiEmulator, EmuMessage, RateLimits
+from sandbox.emulator import RateLimits
 
-TOKEN = "5550001:durak-test-token"
-BOT_USERNAME = "durak_test_bot"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+# Re-exported for test modules that still import these from conftest.
+__all__ = [
+    "BOT_USERNAME",
+    "TOKEN",
+    "Bot",
+    "FakeClock",
+    "Harness",
+    "bot_settings",
+    "hand_buttons",
+    "open_lobby",
+    "play_out",
+    "press",
+]
 
 
 @pytest.fixture(scope="session")
 def redis_server() -> Iterator[str]:
     """A throwaway redis-server on a free port (no persistence); its URL."""
-    binary = shutil.which("redis-server")
-    if binary is None:  # never skip silently: tests/run.sh installs it
-        pytest.fail("redis-server is not installed (apt-get install redis-server)")
-    port = _free_port()
-    proc = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 10
-    while True:
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-            break
-        if time.monotonic() > deadline or proc.poll() is not None:
-            proc.kill()
-            raise RuntimeError("redis-server did not start")
-        time.sleep(0.05)
-    yield f"redis://127.0.0.1:{port}/0"
-    proc.terminate()
-    proc.wait(5)
+    try:
+        with redis_server_process() as url:
+            yield url
+    except RuntimeError as err:  # never skip silently: tests/run.sh installs it
+        pytest.fail(str(err))
 
 
 @pytest.fixture
@@ -83,121 +78,6 @@ async def any_redis(request: pytest.FixtureRequest) -> AsyncIterator[Redis]:
         await client.aclose()
 
 
-class FakeClock:
-    """Wall clock for the bot that tests can move forward."""
-
-    def __init__(self) -> None:
-        self.offset = 0.0
-
-    def __call__(self) -> float:
-        return time.time() + self.offset
-
-    def advance(self, seconds: float) -> None:
-        self.offset += seconds
-
-
-def bot_settings(url: str, **overrides: Any) -> Settings:
-    values: dict[str, Any] = {
-        "telegram_bot_token": SecretStr(TOKEN),
-        "telegram_api_url": url,
-        "turn_timeout": 60.0,
-        "ai_delay": 0.0,
-        "group_edit_interval": 0.0,
-        "group_max_per_minute": 100_000,
-        "private_interval": 0.0,
-        "global_rate": 1000.0,
-        "notify_quiet": 0.0,
-        "calm_delay": 0.0,
-    }
-    values.update(overrides)
-    return Settings(**values)
-
-
-@dataclass
-class Bot:
-    """One running bot process (a PTB Application polling the emulator)."""
-
-    app: Any
-    games: Games
-
-    async def stop(self) -> None:
-        app = self.app
-        if app.updater is not None and app.updater.running:
-            await app.updater.stop()
-        if app.running:
-            await app.stop()
-        await stop_services(app)
-        await app.shutdown()
-
-
-@dataclass
-class Harness:
-    emu: BotApiEmulator
-    redis: Redis
-    settings: Settings
-    clock: FakeClock
-    bots: list[Bot] = field(default_factory=list)
-    offline: list[Any] = field(default_factory=list)
-
-    @property
-    def bot(self) -> Bot:
-        return self.bots[-1]
-
-    @property
-    def games(self) -> Games:
-        return self.bot.games
-
-    async def start_bot(self, **overrides: Any) -> Bot:
-        settings = self.settings.model_copy(update=overrides) if overrides else self.settings
-        app = build_application(settings, self.redis, clock=self.clock, ai_processes=0)
-        await app.initialize()
-        await start_services(app, set_commands=False)
-        await app.start()
-        assert app.updater is not None
-        await app.updater.start_polling(poll_interval=0.0, timeout=1)
-        bot = Bot(app, games_of(app))
-        self.bots.append(bot)
-        return bot
-
-    async def start_bot_offline(self) -> Games:
-        """A second bot process on the same Redis that does not poll (no update conflict)."""
-        app = build_application(self.settings, self.redis, clock=self.clock, ai_processes=0)
-        await app.initialize()
-        games = games_of(app)
-        games.bot_username = BOT_USERNAME
-        self.offline.append(app)
-        return games
-
-    async def kill_bot(self, bot: Bot | None = None) -> None:
-        bot = bot or self.bot
-        await bot.stop()
-        self.bots.remove(bot)
-
-    async def table(self, chat_id: int) -> Table:
-        table = await self.games.storage.load_table(chat_id)
-        assert table is not None
-        return table
-
-    async def settle(self) -> None:
-        """Wait until every bot has sent everything it meant to."""
-        for bot in self.bots:
-            await asyncio.wait_for(bot.games.box.idle(), 10)
-
-    def group_message(self, chat_id: int, text: str) -> EmuMessage:
-        found = [m for m in self.emu.messages(chat_id) if m.from_bot and text in m.text]
-        assert found, f"no bot message containing {text!r} in {chat_id}"
-        return found[-1]
-
-    async def wait_text(self, chat_id: int, text: str, timeout: float = 5.0) -> EmuMessage:
-        def find() -> EmuMessage | None:
-            for m in reversed(self.emu.messages(chat_id)):
-                if m.from_bot and text in m.text:
-                    return m
-            return None
-
-        return await self.emu.wait_for(find, timeout, what=f"{text!r} in {chat_id}")
-
-
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
@@ -205,114 +85,9 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def make_harness(real_redis: Redis, clock: FakeClock) -> Callable[..., Any]:
-    created: list[Harness] = []
+    """``async with make_harness(rate_limits=..., **settings) as h``: see support.harness."""
 
-    @contextlib.asynccontextmanager
-    async def make(
-        rate_limits: bool | RateLimits = False, **overrides: Any
-    ) -> AsyncIterator[Harness]:
-        emu = BotApiEmulator(rate_limits=rate_limits)
-        await emu.start()
-        emu.add_bot(TOKEN, username=BOT_USERNAME)
-        harness = Harness(emu, real_redis, bot_settings(emu.url, **overrides), clock)
-        created.append(harness)
-        try:
-            yield harness
-        finally:
-            for bot in list(harness.bots):
-                with contextlib.suppress(Exception):
-                    await bot.stop()
-            for app in harness.offline:
-                with contextlib.suppress(Exception):
-                    await stop_services(app)
-                    await app.shutdown()
-            await emu.stop()
+    def make(rate_limits: bool | RateLimits = False, **overrides: Any) -> Any:
+        return harness(real_redis, clock, rate_limits, **overrides)
 
     return make
-
-
-# --- driving games through the emulator --------------------------------------------------
-
-_PREFERENCE = "pBabt"
-
-
-def hand_buttons(emu: BotApiEmulator, user_id: int) -> list[tuple[int, int, str]]:
-    """(step, message id, data) of every move button in the user's private chat."""
-    out = []
-    for message in emu.messages(user_id):
-        if not message.from_bot:
-            continue
-        for row in message.inline_keyboard:
-            for button in row:
-                data = button.get("callback_data")
-                if isinstance(data, str) and data.startswith("h:"):
-                    step = int(data.split(":")[3])
-                    out.append((step, message.message_id, data))
-    return out
-
-
-def _op(data: str) -> str:
-    return data.split(":")[4][0]
-
-
-async def play_out(
-    h: Harness,
-    group: int,
-    humans: list[int],
-    *,
-    max_presses: int = 3000,
-    timeout: float = 10.0,
-    game_over: str = "Game over",
-) -> EmuMessage:
-    """Play the game to its end by pressing legal buttons; returns the result message
-    (the group message containing ``game_over``: the result title in the group's language)."""
-    pressed: set[tuple[int, int, str]] = set()
-
-    def over() -> EmuMessage | None:
-        for message in h.emu.messages(group):
-            if message.from_bot and game_over in message.text:
-                return message
-        return None
-
-    def candidate() -> tuple[int, int, str] | None:
-        best: tuple[int, int, int, str] | None = None
-        for user in humans:
-            for step, mid, data in hand_buttons(h.emu, user):
-                op = _op(data)
-                if op not in _PREFERENCE or (user, mid, data) in pressed:
-                    continue
-                key = (-step, _PREFERENCE.index(op))
-                if best is None or key < (best[0], best[1]):
-                    best = (key[0], key[1], user, mid, data)  # type: ignore[assignment]
-        if best is None:
-            return None
-        return best[2], best[3], best[4]  # type: ignore[misc]
-
-    for _ in range(max_presses):
-        found = await h.emu.wait_for(lambda: over() or candidate(), timeout, what="a move")
-        if isinstance(found, EmuMessage):
-            return found
-        user, mid, data = found
-        pressed.add((user, mid, data))
-        with contextlib.suppress(Exception):
-            handle = await h.emu.user_presses(user, user, mid, data=data)
-            await asyncio.wait_for(handle.answer(), timeout)
-    raise AssertionError("the game did not end")
-
-
-async def open_lobby(h: Harness, group: int, creator: int) -> EmuMessage:
-    await h.emu.user_sends(creator, group, "/newgame")
-    return await h.wait_text(group, "new game")
-
-
-async def press(
-    h: Harness,
-    user: int,
-    chat: int,
-    message_id: int,
-    *,
-    text: str | None = None,
-    data: str | None = None,
-) -> Any:
-    handle = await h.emu.user_presses(user, chat, message_id, text=text, data=data)
-    return await asyncio.wait_for(handle.answer(), 5)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import Harness, hand_buttons, open_lobby, play_out, press
+from support.harness import Harness, hand_buttons, open_lobby, play_out, press
 
 from bot.flow import FlowError
 from engine import legal_actions

@@ -9,6 +9,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from support.emulator import ANN, BOB, CAROL, GROUP, OTHER_TOKEN, TOKEN, ManualClock, populate, raw
 from telegram import (
     Bot,
     BotCommand,
@@ -27,53 +28,28 @@ from telegram.ext import (
 )
 
 from sandbox.emulator import BotApiEmulator, EmulatorError, EmuMessage, RateLimits
-from sandbox.emulator_html import HtmlParseError, entities_to_html, parse_html
-
-TOKEN = "123456:TEST-secret"
-OTHER_TOKEN = "654321:OTHER-secret"
-ANN, BOB, CAROL = 1001, 1002, 1003
-GROUP = -1001234567890
+from sandbox.emulator.telegram_html import HtmlParseError, entities_to_html, parse_html
 
 # PTB itself warns when it builds RetryAfter; nothing for this module to act on.
 pytestmark = pytest.mark.filterwarnings("ignore:Deprecated since version v22.2:DeprecationWarning")
 
 
-class FakeClock:
-    """Monotonic clock the test moves by hand, so rate windows pass without sleeping."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
-
-
-def _setup(emu: BotApiEmulator) -> None:
-    emu.add_bot(TOKEN, username="durak_test_bot", first_name="Durak")
-    emu.add_user(ANN, "Ann", username="ann")
-    emu.add_user(BOB, "Bob", language_code="ru")
-    emu.add_user(CAROL, "Carol")
-
-
 @pytest.fixture
 async def emu() -> AsyncIterator[BotApiEmulator]:
     async with BotApiEmulator() as emulator:
-        _setup(emulator)
+        populate(emulator)
         yield emulator
 
 
 @pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
+def clock() -> ManualClock:
+    return ManualClock()
 
 
 @pytest.fixture
-async def limited(clock: FakeClock) -> AsyncIterator[BotApiEmulator]:
+async def limited(clock: ManualClock) -> AsyncIterator[BotApiEmulator]:
     async with BotApiEmulator(rate_limits=True, clock=clock) as emulator:
-        _setup(emulator)
+        populate(emulator)
         yield emulator
 
 
@@ -87,15 +63,6 @@ async def bot(emu: BotApiEmulator) -> AsyncIterator[Bot]:
 async def http() -> AsyncIterator[aiohttp.ClientSession]:
     async with aiohttp.ClientSession() as session:
         yield session
-
-
-async def raw(
-    http: aiohttp.ClientSession, emu: BotApiEmulator, method: str, token: str = TOKEN, **params: Any
-) -> tuple[int, dict[str, Any]]:
-    """Call the Bot API the way PTB does: form data, non-strings JSON-encoded."""
-    form = {k: v if isinstance(v, str) else json.dumps(v) for k, v in params.items()}
-    async with http.post(f"{emu.url}/bot{token}/{method}", data=form) as resp:
-        return resp.status, await resp.json()
 
 
 async def start_handler(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -420,7 +387,7 @@ async def test_html_length_counts_visible_text(
 
 
 async def test_callback_answer_errors(
-    emu: BotApiEmulator, bot: Bot, http: aiohttp.ClientSession, clock: FakeClock
+    emu: BotApiEmulator, bot: Bot, http: aiohttp.ClientSession, clock: ManualClock
 ) -> None:
     await emu.user_starts_bot(ANN)
     sent = await bot.send_message(
@@ -515,7 +482,7 @@ async def test_long_polling(emu: BotApiEmulator, http: aiohttp.ClientSession) ->
 
 
 async def test_private_chat_rate_limit(
-    limited: BotApiEmulator, clock: FakeClock, http: aiohttp.ClientSession
+    limited: BotApiEmulator, clock: ManualClock, http: aiohttp.ClientSession
 ) -> None:
     await limited.user_starts_bot(ANN)
     for _ in range(3):  # the burst
@@ -536,7 +503,7 @@ async def test_private_chat_rate_limit(
     assert limited.stats.too_many_requests == 1
 
 
-async def test_group_rate_limit_with_ptb(limited: BotApiEmulator, clock: FakeClock) -> None:
+async def test_group_rate_limit_with_ptb(limited: BotApiEmulator, clock: ManualClock) -> None:
     limited.add_group(GROUP, "G", members=[ANN], creator=ANN)
     async with Bot(TOKEN, base_url=limited.base_url()) as bot:
         sent = await bot.send_message(GROUP, "0")
@@ -553,10 +520,10 @@ async def test_group_rate_limit_with_ptb(limited: BotApiEmulator, clock: FakeClo
     assert limited.stats.chat_method_calls[(GROUP, "sendMessage")] == 21
 
 
-async def test_global_rate_limit(clock: FakeClock, http: aiohttp.ClientSession) -> None:
+async def test_global_rate_limit(clock: ManualClock, http: aiohttp.ClientSession) -> None:
     limits = RateLimits(global_max=4, global_window=1.0)
     async with BotApiEmulator(rate_limits=limits, clock=clock) as emu:
-        _setup(emu)
+        populate(emu)
         for user in (ANN, BOB, CAROL):
             await emu.user_starts_bot(user)
         codes = [

@@ -18,26 +18,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import BrowserContext, Page, async_playwright
 from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Page
+from support.browser import ARTIFACTS, browser, join
 
 from bot.callbacks import CallbackError, GroupButton, HandButton, decode
 from engine import Attack, Beat, Pass, Take
 from locales import translator, visible_text
 from sandbox.main import parse_args
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 # Quick computer players and no self-imposed pacing, so a game takes seconds. The turn
 # timeout stays long enough that the moves are really the test's clicks.
 FAST_BOT = {
@@ -54,32 +43,6 @@ EN = translator("en")
 def en(key: str, **kwargs: Any) -> str:
     """What an English-speaking user sees for a bot text."""
     return visible_text(str(EN.t(key, **kwargs)))
-
-
-@contextlib.asynccontextmanager
-async def browser(user_data_dir: Path) -> AsyncIterator[BrowserContext]:
-    """Debian's Chromium, headless, with a fresh profile."""
-    async with async_playwright() as pw:
-        context = await pw.chromium.launch_persistent_context(
-            str(user_data_dir),
-            executable_path=CHROMIUM,
-            args=CHROMIUM_ARGS,
-            headless=True,
-            viewport={"width": 1280, "height": 860},
-        )
-        try:
-            yield context
-        finally:
-            await context.close()
-
-
-async def join(page: Page, url: str, name: str, language: str = "en") -> None:
-    """Open the sandbox in a tab and join as a new person."""
-    await page.goto(url)
-    await page.fill("#join-name", name)
-    await page.select_option("#join-language", language)
-    await page.click("#join-form button[type=submit]")
-    await page.wait_for_selector("body[data-ready='1']")
 
 
 async def callback_data(page: Page, message: str) -> list[str]:

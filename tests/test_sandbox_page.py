@@ -14,6 +14,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from support.browser import ARTIFACTS, browser, join
 from telegram import (
     Bot,
     BotCommand,
@@ -22,12 +23,11 @@ from telegram import (
     InlineKeyboardMarkup,
     Update,
 )
-from test_sandbox import ARTIFACTS, browser, join
 
 from sandbox.emulator import BotApiEmulator
 from sandbox.main import BOT_USERNAME, build
 from sandbox.web import FIRST_USER_ID, GROUP_ID, SandboxWeb
-from sandbox.web_view import classify_link
+from sandbox.web.view import classify_link
 
 ANN, BOB = FIRST_USER_ID, FIRST_USER_ID + 1
 

@@ -1,12 +1,13 @@
-"""Flood limits, injected faults and call statistics for the Bot API emulator."""
+"""Telegram's flood limits (429 Too Many Requests) for the Bot API emulator."""
 
 from __future__ import annotations
 
 import math
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+
+from sandbox.emulator.errors import too_many_requests
 
 
 @dataclass(frozen=True)
@@ -77,53 +78,30 @@ class RateLimiter:
             self._buckets[key] = (self._bucket(key, now) - 1.0, now)
 
 
-@dataclass
-class Fault:
-    """An injected error returned by the next ``times`` matching calls."""
+class FloodControl:
+    """The limiter plus its on/off switch, as the sending methods use it."""
 
-    method: str  # lower-case method name, or "*" for any
-    error_code: int
-    description: str
-    retry_after: int | None = None
-    times: int = 1
-    chat_id: int | None = None
+    def __init__(self, limits: bool | RateLimits, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        chosen = limits if isinstance(limits, RateLimits) else RateLimits()
+        self.limiter = RateLimiter(chosen, clock)
+        self.enabled = bool(limits)
 
-    def matches(self, method: str, chat_id: int | None) -> bool:
-        if self.method not in ("*", method.lower()):
-            return False
-        return self.chat_id is None or self.chat_id == chat_id
+    def configure(self, limits: RateLimits | bool = True) -> None:
+        """Switch limits on (optionally with custom limits) or off; resets the windows."""
+        if isinstance(limits, RateLimits):
+            self.limiter = RateLimiter(limits, self._clock)
+        elif limits:
+            self.limiter = RateLimiter(self.limiter.limits, self._clock)
+        self.enabled = bool(limits)
 
+    def check(self, bot_id: int, chat_id: int, is_group: bool) -> None:
+        """Raise Telegram's 429 if a send to this chat now would exceed a limit."""
+        if self.enabled:
+            wait = self.limiter.check(bot_id, chat_id, is_group)
+            if wait is not None:
+                raise too_many_requests(wait)
 
-@dataclass
-class EmuStats:
-    """Call counters. ``calls`` per method, ``chat_calls`` per chat, errors per code."""
-
-    calls: Counter[str] = field(default_factory=Counter)
-    chat_calls: Counter[int] = field(default_factory=Counter)
-    chat_method_calls: Counter[tuple[int, str]] = field(default_factory=Counter)
-    errors: Counter[int] = field(default_factory=Counter)
-    too_many_requests: int = 0
-
-    @property
-    def total(self) -> int:
-        return sum(self.calls.values())
-
-    def record(self, method: str, chat_id: int | None) -> None:
-        self.calls[method] += 1
-        if chat_id is not None:
-            self.chat_calls[chat_id] += 1
-            self.chat_method_calls[(chat_id, method)] += 1
-
-    def record_error(self, error_code: int) -> None:
-        self.errors[error_code] += 1
-        if error_code == 429:
-            self.too_many_requests += 1
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "total": self.total,
-            "calls": dict(self.calls),
-            "chat_calls": {str(k): v for k, v in self.chat_calls.items()},
-            "errors": {str(k): v for k, v in self.errors.items()},
-            "too_many_requests": self.too_many_requests,
-        }
+    def record(self, bot_id: int, chat_id: int, is_group: bool) -> None:
+        if self.enabled:
+            self.limiter.record(bot_id, chat_id, is_group)

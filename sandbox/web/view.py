@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
-JsonDict = dict[str, Any]
+from sandbox.emulator.types import JsonDict
+
 ChatName = Literal["group", "private"]
 
 _TELEGRAM_HOSTS = frozenset({"t.me", "www.t.me", "telegram.me", "www.telegram.me"})

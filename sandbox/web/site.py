@@ -3,7 +3,7 @@
 Routes (added to ``BotApiEmulator.app`` before it starts, so one loopback port serves the
 Bot API for the bot and the page for people):
 
-- ``GET /`` and ``/static/...``: the page (plain files from ``sandbox/static``).
+- ``GET /`` and ``/static/...``: the page (plain files from ``sandbox/web/static``).
 - ``GET /_sandbox/info``: bot, group, languages, who is here, bot process status.
 - ``POST /_sandbox/join``: a new sandbox user (a browser tab) who joins the demo group.
 - ``GET /_sandbox/events?user_id=``: SSE; a ``snapshot`` first, then changes.
@@ -16,8 +16,6 @@ a Telegram client would cause.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,8 +23,9 @@ from typing import Any
 
 from aiohttp import web
 
-from sandbox.emulator import BotApiEmulator, EmulatorError, NotFound, json_body, json_endpoint
-from sandbox.web_view import ChatName, JsonDict, classify_link, message_view, page_event
+from sandbox.emulator import BotApiEmulator, EmulatorError, JsonDict, NotFound
+from sandbox.emulator.httputil import json_body, json_endpoint, sse_frame, stream_events
+from sandbox.web.view import ChatName, classify_link, message_view, page_event
 
 STATIC_DIR = Path(__file__).with_name("static")
 _STATIC_TYPES = {
@@ -40,7 +39,6 @@ GROUP_TITLE = "Durak sandbox"
 FIRST_USER_ID = 1_000_001
 MAX_NAME = 64
 MAX_TEXT = 4096  # what a Telegram client lets you type into one message
-_HEARTBEAT = 15.0
 _CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
 # The page runs only its own script and talks only to this server, so even a rendering
 # bug could not run injected markup or send data elsewhere.
@@ -71,10 +69,6 @@ def _chat(value: Any) -> ChatName:
     if value == "private":
         return "private"
     raise ValueError("chat must be 'group' or 'private'")
-
-
-def _sse(name: str, data: JsonDict) -> bytes:
-    return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
 
 
 class SandboxWeb:
@@ -285,33 +279,16 @@ class SandboxWeb:
         except (NotFound, ValueError) as err:
             status = 404 if isinstance(err, NotFound) else 400
             return web.json_response({"ok": False, "error": str(err)}, status=status)
-        response = web.StreamResponse(
-            headers={
-                "Content-Type": "text/event-stream",
-                "Cache-Control": "no-cache",
-                "X-Accel-Buffering": "no",
-            }
-        )
+
+        def encode(event: JsonDict) -> bytes | None:
+            converted = page_event(event, user.id, self.group_id)
+            if converted is None:
+                return None
+            name, data = converted
+            return sse_frame(name, self.group_info() if name == "members" else data)
+
         with self.emu.subscribe([self.group_id, user.id]) as subscription:
             # Subscribed and snapshotted with no await in between: nothing is missed or
             # applied twice. A reconnecting EventSource simply gets a fresh snapshot.
-            snapshot = self.snapshot(user)
-            await response.prepare(request)
-            await response.write(b"retry: 1000\n\n" + _sse("snapshot", snapshot))
-            with contextlib.suppress(ConnectionResetError):
-                while True:
-                    try:
-                        event = await subscription.get(timeout=_HEARTBEAT)
-                    except TimeoutError:
-                        await response.write(b": ping\n\n")
-                        continue
-                    if event is None:  # the emulator is shutting down
-                        break
-                    converted = page_event(event, user.id, self.group_id)
-                    if converted is None:
-                        continue
-                    name, data = converted
-                    if name == "members":
-                        data = self.group_info()
-                    await response.write(_sse(name, data))
-        return response
+            preamble = b"retry: 1000\n\n" + sse_frame("snapshot", self.snapshot(user))
+            return await stream_events(request, subscription, encode, preamble=preamble)

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
-from typing import Any
 
-JsonDict = dict[str, Any]
+from sandbox.emulator.types import JsonDict
 
 ALLOWED_TAGS = frozenset(
     {

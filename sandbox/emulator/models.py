@@ -1,88 +1,12 @@
-"""Data model of the Bot API emulator: users, chats, messages, bots, errors, parameters."""
+"""Data model of the Bot API emulator: users, chats, messages, bots, callback queries."""
 
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-from sandbox.emulator_html import entities_to_html
-
-JsonDict = dict[str, Any]
-
-# Telegram's exact error texts; bots match on them, so they must not drift.
-ERR_UNAUTHORIZED = "Unauthorized"
-ERR_NOT_FOUND = "Not Found"
-ERR_CHAT_NOT_FOUND = "Bad Request: chat not found"
-ERR_CANT_INITIATE = "Forbidden: bot can't initiate conversation with a user"
-ERR_BLOCKED = "Forbidden: bot was blocked by the user"
-ERR_BOT_TO_BOT = "Forbidden: bot can't send messages to bots"
-ERR_NOT_MODIFIED = (
-    "Bad Request: message is not modified: specified new message content and reply markup "
-    "are exactly the same as a current content and reply markup of the message"
-)
-ERR_EDIT_NOT_FOUND = "Bad Request: message to edit not found"
-ERR_DELETE_NOT_FOUND = "Bad Request: message to delete not found"
-ERR_CANT_EDIT = "Bad Request: message can't be edited"
-ERR_CANT_DELETE = "Bad Request: message can't be deleted"
-ERR_TEXT_EMPTY = "Bad Request: message text is empty"
-ERR_TOO_LONG = "Bad Request: message is too long"
-ERR_BUTTON_DATA = "Bad Request: BUTTON_DATA_INVALID"
-ERR_PARSE_ENTITIES = "Bad Request: can't parse entities: "
-ERR_QUERY_INVALID = (
-    "Bad Request: query is too old and response timeout expired or query ID is invalid"
-)
-ERR_REPLY_NOT_FOUND = "Bad Request: message to be replied not found"
-ERR_MARKUP_JSON = "Bad Request: can't parse reply keyboard markup JSON object"
-ERR_TEXT_BUTTONS = (
-    "Bad Request: can't parse inline keyboard button: Text buttons are unallowed in the "
-    "inline keyboard"
-)
-ERR_WEBHOOK_ACTIVE = (
-    "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to "
-    "delete the webhook first"
-)
-ERR_POLL_CONFLICT = (
-    "Conflict: terminated by other getUpdates request; make sure that only one bot instance "
-    "is running"
-)
-ERR_PIN_RIGHTS = "Bad Request: not enough rights to manage pinned messages in the chat"
-MAX_TEXT_LENGTH = 4096
-MAX_CALLBACK_DATA_BYTES = 64
-
-
-class ApiError(Exception):
-    """A Bot API failure, rendered exactly as Telegram renders it."""
-
-    def __init__(self, error_code: int, description: str, retry_after: int | None = None):
-        super().__init__(description)
-        self.error_code = error_code
-        self.description = description
-        self.retry_after = retry_after
-
-    def to_json(self) -> JsonDict:
-        body: JsonDict = {
-            "ok": False,
-            "error_code": self.error_code,
-            "description": self.description,
-        }
-        if self.retry_after is not None:
-            body["parameters"] = {"retry_after": self.retry_after}
-        return body
-
-
-def too_many_requests(retry_after: int) -> ApiError:
-    return ApiError(429, f"Too Many Requests: retry after {retry_after}", retry_after)
-
-
-class EmulatorError(Exception):
-    """A control-API call that cannot happen in Telegram (unknown user, missing button, ...)."""
-
-
-class NotFound(EmulatorError):
-    """A control-API call naming something that does not exist (answered with 404)."""
+from sandbox.emulator.telegram_html import entities_to_html
+from sandbox.emulator.types import JsonDict
 
 
 @dataclass
@@ -129,6 +53,9 @@ class EmuMessage:
     edit_count: int = 0
     edit_date: int | None = None
     deleted: bool = False
+    # Shown in a supergroup's history from before the group was upgraded: bots cannot
+    # edit or delete it under the new chat id (it belongs to the old group).
+    history: bool = False
     extra: JsonDict = field(default_factory=dict)  # service fields, e.g. new_chat_members
 
     @property
@@ -207,6 +134,7 @@ class EmuChat:
     next_message_id: int = 1
     pinned: list[int] = field(default_factory=list)
     events: list[JsonDict] = field(default_factory=list)
+    migrated_to: int | None = None  # set on a basic group upgraded to a supergroup
 
     @property
     def is_group(self) -> bool:
@@ -302,6 +230,27 @@ class CallbackHandle:
         return f"CallbackHandle(id={self.id!r}, data={self.data!r}, answered={self.answered})"
 
 
+@dataclass
+class Webhook:
+    """What setWebhook configured, and how delivery is going (for getWebhookInfo)."""
+
+    url: str
+    secret_token: str | None = None
+    max_connections: int = 40
+    allowed_updates: list[str] | None = None
+    last_error_date: int | None = None
+    last_error_message: str | None = None
+
+    def info(self) -> JsonDict:
+        data: JsonDict = {"url": self.url, "max_connections": self.max_connections}
+        if self.allowed_updates:
+            data["allowed_updates"] = list(self.allowed_updates)
+        if self.last_error_date is not None:
+            data["last_error_date"] = self.last_error_date
+            data["last_error_message"] = self.last_error_message or ""
+        return data
+
+
 CommandsKey = tuple[str, int | None, int | None, str]
 
 
@@ -316,7 +265,7 @@ class EmuBot:
     started: set[int] = field(default_factory=set)  # users who opened the private chat
     blocked: set[int] = field(default_factory=set)
     commands: dict[CommandsKey, list[JsonDict]] = field(default_factory=dict)
-    webhook: JsonDict | None = None
+    webhook: Webhook | None = None
     allowed_updates: list[str] | None = None
     callbacks: dict[str, CallbackHandle] = field(default_factory=dict)
     poll_generation: int = 0
@@ -333,83 +282,31 @@ class EmuBot:
         event.set()
 
 
-class Params:
-    """Request parameters from JSON, form or query data.
+_ADMIN_RIGHTS: JsonDict = {
+    "can_be_edited": False,
+    "is_anonymous": False,
+    "can_manage_chat": True,
+    "can_delete_messages": True,
+    "can_manage_video_chats": True,
+    "can_restrict_members": True,
+    "can_promote_members": False,
+    "can_change_info": True,
+    "can_invite_users": True,
+    "can_post_stories": True,
+    "can_edit_stories": True,
+    "can_delete_stories": True,
+    "can_pin_messages": True,
+    "can_manage_topics": False,
+}
 
-    Form values arrive as strings with non-strings JSON-encoded (how PTB sends them), so each
-    getter converts only the fields that need it; ``text`` that looks like a number stays text.
-    """
 
-    def __init__(self, values: Mapping[str, Any]) -> None:
-        self.values: JsonDict = dict(values)
-
-    def __contains__(self, name: str) -> bool:
-        return self.values.get(name) not in (None, "")
-
-    def get_str(self, name: str) -> str | None:
-        value = self.values.get(name)
-        if value is None or isinstance(value, str):
-            return value
-        return json.dumps(value)
-
-    def get_int(self, name: str) -> int | None:
-        value = self.values.get(name)
-        if value is None or value == "":
-            return None
-        if isinstance(value, bool):
-            raise ApiError(400, f"Bad Request: invalid {name} specified")
-        if isinstance(value, int):
-            return value
-        try:
-            return int(str(value).strip())
-        except ValueError:
-            raise ApiError(400, f"Bad Request: invalid {name} specified") from None
-
-    def get_float(self, name: str) -> float | None:
-        value = self.values.get(name)
-        if value is None or value == "" or isinstance(value, bool):
-            return None
-        try:
-            return float(value)
-        except (TypeError, ValueError):
-            raise ApiError(400, f"Bad Request: invalid {name} specified") from None
-
-    def get_bool(self, name: str, default: bool = False) -> bool:
-        value = self.values.get(name)
-        if value is None or value == "":
-            return default
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, int | float):
-            return value != 0
-        return str(value).strip().lower() in ("true", "1")
-
-    def get_json(self, name: str, error: str | None = None) -> Any:
-        value = self.values.get(name)
-        if not isinstance(value, str):
-            return value
-        if value == "":
-            return None
-        try:
-            return json.loads(value)
-        except ValueError:
-            raise ApiError(400, error or f"Bad Request: can't parse {name} JSON object") from None
-
-    def chat_id(self) -> int | str:
-        value = self.values.get("chat_id")
-        if value is None or value == "":
-            raise ApiError(400, "Bad Request: chat_id is empty")
-        if isinstance(value, str) and value.strip().startswith("@"):
-            return value.strip()
-        try:
-            return self.get_int("chat_id") or 0
-        except ApiError:
-            raise ApiError(400, ERR_CHAT_NOT_FOUND) from None
-
-    def chat_id_or_none(self) -> int | None:
-        """chat_id for statistics and fault matching; never raises."""
-        try:
-            value = self.get_int("chat_id")
-        except ApiError:
-            return None
-        return value
+def member_api(user: EmuUser, status: str) -> JsonDict:
+    """A ChatMember object with every field PTB requires for that status."""
+    data: JsonDict = {"user": user.to_api(), "status": status}
+    if status == "creator":
+        data["is_anonymous"] = False
+    elif status == "administrator":
+        data.update(_ADMIN_RIGHTS)
+    elif status == "kicked":
+        data["until_date"] = 0
+    return data

@@ -1,0 +1,1 @@
+"""Shared test helpers (conftest.py only turns some of them into fixtures)."""

@@ -28,6 +28,7 @@ from engine import (
     new_game,
     result,
     view,
+    waiting_for,
 )
 
 MAX_SEATS = 6
@@ -269,7 +270,8 @@ def required(state: State) -> set[int]:
 
 
 def waiting(state: State) -> tuple[int, ...]:
-    return view(state, 0).waiting_for
+    # The engine's server-side list (it reads hands): views now carry the public one.
+    return waiting_for(state)
 
 
 def _playing(table: Table | None, game_id: str) -> tuple[Table, State]:

@@ -9,8 +9,8 @@ from urllib.parse import parse_qsl, urlencode
 
 import aiohttp
 import pytest
-from conftest import hand_buttons
-from webapp_helpers import (
+from support.harness import hand_buttons
+from support.webapp import (
     ANN,
     BOB,
     CAROL,

@@ -15,11 +15,11 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from conftest import Harness, play_out
 from playwright.async_api import BrowserContext, Page, Route
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
-from test_sandbox import ARTIFACTS, browser
-from webapp_helpers import (
+from support.browser import ARTIFACTS, browser
+from support.harness import Harness, play_out
+from support.webapp import (
     ANN,
     BOB,
     GROUP,

@@ -4,26 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import aiohttp
-from conftest import TOKEN, Harness, open_lobby, press
 
 from bot.webapp.initdata import make_init_data
+from support.harness import TOKEN, Harness, free_port, open_lobby, press
 
 GROUP = -100500
 ANN, BOB, CAROL = 11, 12, 13
 NAMES = {ANN: "Ann", BOB: "Bob", CAROL: "Carol"}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def webapp_settings(port: int | None = None, **extra: Any) -> dict[str, Any]:

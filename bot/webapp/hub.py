@@ -118,6 +118,9 @@ class Hub:
             except (RedisError, OSError) as err:
                 log.warning("Mini App event subscription lost (%s); reconnecting", err)
                 await asyncio.sleep(RECONNECT_DELAY)
+            except Exception:  # never let live views die silently
+                log.exception("Mini App event subscription failed; restarting it")
+                await asyncio.sleep(RECONNECT_DELAY)
             finally:
                 with contextlib.suppress(Exception):
                     await pubsub.aclose()  # type: ignore[no-untyped-call]

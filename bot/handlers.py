@@ -6,11 +6,15 @@ the callback query with a short toast when the tap changed nothing.
 
 from __future__ import annotations
 
+import html
 import logging
+import re
 import secrets
 import string
 import time
 from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from telegram import CallbackQuery, Chat, Update, User
@@ -27,8 +31,10 @@ from telegram.ext import (
 
 from bot import callbacks, flow, render
 from bot.callbacks import CallbackError, GroupButton, HandButton, LanguageButton
-from bot.flow import Effects, FlowError, Person
-from bot.records import AiLevel, Table
+from bot.flow import FlowError, Person
+from bot.lobby_options import LOBBY_OPTIONS, Who
+from bot.names import short_name
+from bot.records import AI_LEVELS, AiLevel
 from bot.render import Rendered
 from bot.service import Games
 from bot.storage import Storage
@@ -38,8 +44,38 @@ from locales import translator as get_translator
 
 log = logging.getLogger(__name__)
 ADMIN_CACHE_SECONDS = 60.0
+MAX_TOAST = 200
+"""Telegram shows at most 200 characters of a callback answer."""
 HANDLERS_KEY = "durak.handlers"
 _ID_CHARS = string.ascii_lowercase + string.digits
+_GROUP_LINK_RE = re.compile(r"g(-?[0-9]{1,20})")
+"""``/start g<chat id>``: the lobby's button for players who must open this chat."""
+_MEMBER_STATUSES = (
+    ChatMemberStatus.MEMBER,
+    ChatMemberStatus.ADMINISTRATOR,
+    ChatMemberStatus.OWNER,
+    ChatMemberStatus.RESTRICTED,
+)
+
+
+@dataclass(frozen=True)
+class GroupTap:
+    """A tap on a group (lobby or result) button."""
+
+    chat_id: int
+    user: User
+    game_id: str
+    op: str
+    bot: Any
+
+
+@dataclass(frozen=True)
+class GroupAction:
+    run: Callable[[GroupTap], Awaitable[str | None]]
+    """Applies the tap; returns the toast key, if any."""
+    who: Who = "anyone"
+    refused: str = "toast.only_creator_manage"
+    """The toast for someone ``who`` excludes."""
 
 
 def new_game_id() -> str:
@@ -56,6 +92,24 @@ class Handlers:
         self.admins: dict[tuple[int, int], tuple[float, bool]] = {}
         self.answer_times: deque[float] = deque(maxlen=100_000)
         """Seconds from a tap reaching its handler to its answer (for the logs)."""
+        self.group_actions = self._group_actions()
+
+    def _group_actions(self) -> dict[str, GroupAction]:
+        """Every group operation a button carries; an op missing here is refused."""
+        actions = {
+            "join": GroupAction(self.join),
+            "leave": GroupAction(self.leave_lobby),
+            "remove_ai": GroupAction(self.remove_ai, "manager"),
+            "start": GroupAction(self.start_game, "manager", "toast.only_creator_start"),
+            "cancel": GroupAction(self.cancel, "closer"),
+            "drop_unreachable": GroupAction(self.drop_unreachable, "manager"),
+            "new": GroupAction(self.next_game),
+        }
+        for level in AI_LEVELS:
+            actions[f"ai_{level}"] = GroupAction(self.add_ai, "manager")
+        for option in LOBBY_OPTIONS:
+            actions[option.op] = GroupAction(self.change_option, option.who)
+        return actions
 
     def install(self, app: Application[Any, Any, Any, Any, Any, Any]) -> None:
         app.bot_data[HANDLERS_KEY] = self
@@ -103,6 +157,13 @@ class Handlers:
         self.admins[(chat_id, user_id)] = (now, admin)
         return admin
 
+    async def is_member(self, chat_id: int, user_id: int, bot: Any) -> bool:
+        try:
+            member = await bot.get_chat_member(chat_id, user_id)
+        except TelegramError:
+            return False
+        return bool(member.status in _MEMBER_STATUSES)
+
     async def mark_dm_open(self, user: User) -> None:
         record = await self.storage.user(user.id)
         if not record.dm_open or record.name != user.full_name:
@@ -125,11 +186,14 @@ class Handlers:
             return
         await self.mark_dm_open(user)
         payload = context.args[0] if context.args else ""
-        if payload.startswith("g") and payload[1:].lstrip("-").isdigit():
-            table = await self.storage.load_table(int(payload[1:]))
-            if table is not None:
-                self.say(chat.id, tr.t("start.linked", group=table.chat_title))
-                self.games.box.refresh(table)
+        # Anything else (a forged or mistyped payload) gets the plain greeting.
+        if link := _GROUP_LINK_RE.fullmatch(payload):
+            group_id = int(link[1])
+            game = await self.storage.load_table(group_id)
+            # Only a member learns which group it is: the title is not for strangers.
+            if game is not None and await self.is_member(group_id, user.id, context.bot):
+                self.say(chat.id, tr.t("start.linked", group=game.chat_title))
+                self.games.box.refresh(game)
                 return
         self.say(chat.id, tr.t("start.private"))
 
@@ -142,17 +206,10 @@ class Handlers:
             self.say(chat.id, tr.t("newgame.private"))
             return
         creator = person(user, negotiate(user.language_code))
-        title = chat.title or ""
-
-        def create(table: Table | None) -> tuple[Table | None, Effects]:
-            if table is not None and table.phase in ("lobby", "playing"):
-                key = "newgame.lobby_open" if table.phase == "lobby" else "newgame.running"
-                raise FlowError(key, reply_to=table.lobby_message_id or table.table_message_id)
-            rules = table.rules if table is not None else Rules()
-            return flow.new_lobby(chat.id, title, creator, new_game_id(), rules), Effects()
-
         try:
-            await self.games.change(chat.id, create)
+            await self.games.run(
+                chat.id, flow.new_lobby, chat.id, chat.title or "", creator, new_game_id()
+            )
         except FlowError as err:
             reply_to = err.kwargs.get("reply_to")
             self.say(chat.id, tr.t(err.key), reply_to=reply_to)
@@ -181,13 +238,13 @@ class Handlers:
             return
         tr = await self.chat_tr(chat, user)
         # The options of the open lobby, the running game or the next one in this group.
-        table = None if chat.type == ChatType.PRIVATE else await self.storage.load_table(chat.id)
-        rules = table.rules if table is not None else Rules()
+        game = None if chat.type == ChatType.PRIVATE else await self.storage.load_table(chat.id)
+        rules = game.rules if game is not None else Rules()
         target, lang = chat.id, tr.lang
         if chat.type != ChatType.PRIVATE and (await self.storage.user(user.id)).dm_open:
             # The long text goes to the private chat, in the reader's own language.
             target, lang = user.id, (await self.user_tr(user.id, user.language_code)).lang
-            self.say(chat.id, tr.t("rules.sent_dm", name=user.full_name))
+            self.say(chat.id, tr.t("rules.sent_dm", name=short_name(user.full_name)))
         texts = rules_text(
             rules,
             lang,
@@ -247,10 +304,10 @@ class Handlers:
         if toast is None:
             await self.answer(query, None)
             return
-        # A toast is shown to the tapper alone: in their own language.
+        # A toast is shown to the tapper alone, in their own language, as plain text.
         user = query.from_user
         tr = await self.user_tr(user.id, user.language_code)
-        await self.answer(query, tr.t(toast, **kwargs))
+        await self.answer(query, html.unescape(tr.t(toast, **kwargs))[:MAX_TOAST])
 
     @staticmethod
     async def answer(query: CallbackQuery, text: str | None) -> None:
@@ -267,57 +324,76 @@ class Handlers:
         message = query.message
         if message is None:
             raise FlowError("toast.stale")
-        chat_id = message.chat.id
-        user = query.from_user
-        gid, op = button.game_id, button.op
-        lang = negotiate(user.language_code)
-        if op in ("start", "cancel", "deck", "throw_in", "transfer", "series", "remove_ai"):
-            table = await self.storage.load_table(chat_id)
-            if table is None or table.game_id != gid or table.phase != "lobby":
-                raise FlowError("toast.stale")
-            if not flow.may_manage(table, user.id, False) and not await self.is_admin(
-                chat_id, user.id, context.bot
-            ):
-                raise FlowError(f"toast.only_creator_{'start' if op == 'start' else 'manage'}")
-        if op == "join":
-            me = person(user, lang)
-            await self.games.change(chat_id, lambda t: (flow.join(t, gid, me), Effects()))
-            if not (await self.storage.user(user.id)).dm_open:
-                return "toast.open_dm"
-            return "toast.joined"
-        if op == "leave":
-            await self.games.change(
-                chat_id, lambda t: (flow.leave_lobby(t, gid, user.id), Effects())
-            )
-            return None
-        if op in ("ai_easy", "ai_normal", "ai_hard"):
-            level: AiLevel = op[3:]  # type: ignore[assignment]
-            tr = await self.games.group_translator(chat_id)
-            name = str(tr.t(f"seat.ai_{level}"))
-            await self.games.change(
-                chat_id, lambda t: (flow.add_ai(t, gid, level, name), Effects())
-            )
-            return None
-        if op == "remove_ai":
-            await self.games.change(chat_id, lambda t: (flow.remove_ai(t, gid), Effects()))
-            return None
-        if op in ("deck", "throw_in", "transfer", "series"):
-            await self.games.change(chat_id, lambda t: (flow.cycle_option(t, gid, op), Effects()))
-            return None
-        if op == "cancel":
-            await self.games.change(chat_id, lambda t: (flow.cancel(t, gid), Effects()))
-            return None
-        if op == "start":
-            table = await self.storage.load_table(chat_id)
-            unreachable = await self.games.unreachable(table) if table else []
-            now = self.games.clock()
-            await self.games.change(
-                chat_id, lambda t: flow.start(t, gid, now, unreachable, **self.games.kwargs())
-            )
-            return None
-        # op == "new": the next game of the series (or a new one) in a new lobby.
-        new_id = new_game_id()
-        await self.games.change(chat_id, lambda t: (flow.next_game(t, gid, new_id), Effects()))
+        action = self.group_actions.get(button.op)
+        if action is None:
+            raise FlowError("toast.invalid")
+        tap = GroupTap(message.chat.id, query.from_user, button.game_id, button.op, context.bot)
+        if action.who != "anyone":
+            await self.check_manager(tap, action)
+        return await action.run(tap)
+
+    async def check_manager(self, tap: GroupTap, action: GroupAction) -> None:
+        """Refuse unless the tapper is the open lobby's creator or a group admin (or,
+        for a "closer" action, any member once the creator has been away a while)."""
+        game = await self.storage.load_table(tap.chat_id)
+        if game is None or game.game_id != tap.game_id or game.phase != "lobby":
+            raise FlowError("toast.stale")
+        if flow.may_manage(game, tap.user.id, False):
+            return
+        if action.who == "closer" and flow.creator_away(game, self.games.clock()):
+            return
+        if not await self.is_admin(tap.chat_id, tap.user.id, tap.bot):
+            raise FlowError(action.refused)
+
+    async def join(self, tap: GroupTap) -> str | None:
+        me = person(tap.user, negotiate(tap.user.language_code))
+        await self.games.run(tap.chat_id, flow.join, tap.game_id, me)
+        if not (await self.storage.user(tap.user.id)).dm_open:
+            return "toast.open_dm"
+        return "toast.joined"
+
+    async def leave_lobby(self, tap: GroupTap) -> str | None:
+        await self.games.run(tap.chat_id, flow.leave_lobby, tap.game_id, tap.user.id)
+        return None
+
+    async def add_ai(self, tap: GroupTap) -> str | None:
+        level: AiLevel = next(lv for lv in AI_LEVELS if tap.op == f"ai_{lv}")
+        tr = await self.games.group_translator(tap.chat_id)
+        name = str(tr.t(f"seat.ai_{level}"))
+        await self.games.run(tap.chat_id, flow.add_ai, tap.game_id, tap.user.id, level, name)
+        return None
+
+    async def remove_ai(self, tap: GroupTap) -> str | None:
+        await self.games.run(tap.chat_id, flow.remove_ai, tap.game_id, tap.user.id)
+        return None
+
+    async def change_option(self, tap: GroupTap) -> str | None:
+        await self.games.run(tap.chat_id, flow.change_option, tap.game_id, tap.user.id, tap.op)
+        return None
+
+    async def cancel(self, tap: GroupTap) -> str | None:
+        await self.games.run(tap.chat_id, flow.cancel, tap.game_id, tap.user.id)
+        return None
+
+    async def start_game(self, tap: GroupTap) -> str | None:
+        unreachable = await self.unreachable(tap.chat_id)
+        await self.games.run(tap.chat_id, flow.start, tap.game_id, tap.user.id, unreachable)
+        return None
+
+    async def drop_unreachable(self, tap: GroupTap) -> str | None:
+        unreachable = await self.unreachable(tap.chat_id)
+        await self.games.run(
+            tap.chat_id, flow.drop_unreachable, tap.game_id, tap.user.id, unreachable
+        )
+        return None
+
+    async def unreachable(self, chat_id: int) -> set[int]:
+        game = await self.storage.load_table(chat_id)
+        return await self.games.unreachable(game) if game is not None else set()
+
+    async def next_game(self, tap: GroupTap) -> str | None:
+        """The next game of the series (or a new one) in a new lobby."""
+        await self.games.run(tap.chat_id, flow.next_game, tap.game_id, new_game_id())
         return None
 
     async def hand_button(self, query: CallbackQuery, button: HandButton) -> str | None:
@@ -325,24 +401,29 @@ class Handlers:
         chat_id, gid, step = button.chat_id, button.game_id, button.step
         if button.op == "move":
             assert button.action is not None
-            self.games.box.modes.pop((chat_id, user_id), None)
-            await self.games.play(chat_id, gid, user_id, step, button.action)
+            self.games.clear_mode(chat_id, user_id)
+            try:
+                await self.games.run(chat_id, flow.play, gid, user_id, step, button.action)
+            except FlowError as err:
+                if err.key != "toast.moved_on":
+                    raise
+                raise await self.moved_on(query, chat_id) from None
             return None
         if button.op == "leave_yes":
-            self.games.box.modes.pop((chat_id, user_id), None)
-            await self.games.leave(chat_id, gid, user_id)
+            self.games.clear_mode(chat_id, user_id)
+            await self.games.run(chat_id, flow.leave_game, gid, user_id)
             return "toast.left"
         if button.op == "take_back":
             # Checked by game, not by step: the computer keeps moving the seat meanwhile.
-            await self.games.take_back(chat_id, gid, user_id)
+            await self.games.run(chat_id, flow.take_back_seat, gid, user_id)
             return "toast.taken_back"
-        table = await self.storage.load_table(chat_id)
-        if table is None or table.game_id != gid or table.phase != "playing":
+        game = await self.storage.load_table(chat_id)
+        if game is None or game.game_id != gid or game.phase != "playing":
             raise FlowError("toast.stale")
-        seat = table.seat_of(user_id)
+        seat = game.seat_of(user_id)
         if seat is None:
             raise FlowError("toast.not_in_game")
-        state = table.engine_state()
+        state = game.engine_state()
         if state.step != step:
             raise FlowError("toast.stale")
         if button.op == "pick":
@@ -350,12 +431,21 @@ class Handlers:
             if not any(isinstance(a, Beat) and a.card == card for a in legal_actions(state, seat)):
                 raise FlowError("toast.illegal")
             assert card is not None
-            self.games.box.set_mode(chat_id, user_id, gid, step, ("pick", int(card)))
+            self.games.set_mode(chat_id, user_id, gid, step, ("pick", int(card)))
         elif button.op == "leave":
-            self.games.box.set_mode(chat_id, user_id, gid, step, ("leave", 0))
+            self.games.set_mode(chat_id, user_id, gid, step, ("leave", 0))
         else:
-            self.games.box.set_mode(chat_id, user_id, gid, step, None)
+            self.games.set_mode(chat_id, user_id, gid, step, None)
         return None
+
+    async def moved_on(self, query: CallbackQuery, chat_id: int) -> FlowError:
+        """A tap that no longer fits: say what changed, and show the fresh keyboard."""
+        user = query.from_user
+        self.games.box.refresh_hand(chat_id, user.id)
+        game = await self.storage.load_table(chat_id)
+        tr = await self.user_tr(user.id, user.language_code)
+        change = render.latest_change(game, tr) if game is not None else ""
+        return FlowError("toast.moved_on", change=change or "…")
 
     async def language_button(
         self, query: CallbackQuery, button: LanguageButton, context: ContextTypes.DEFAULT_TYPE
@@ -370,15 +460,15 @@ class Handlers:
             record.lang = button.lang
             await self.storage.save_user(user.id, record)
         else:
-            table = await self.storage.load_table(chat.id)
-            creator = table is not None and table.phase == "lobby" and table.creator_id == user.id
-            if not creator and not await self.is_admin(chat.id, user.id, context.bot):
+            # A group's language is everyone's: only its admins change it, and only here.
+            if not await self.is_admin(chat.id, user.id, context.bot):
                 raise FlowError("toast.only_admin_language")
+            game = await self.storage.load_table(chat.id)
             settings = await self.storage.chat_settings(chat.id)
             settings.lang = button.lang
             await self.storage.save_chat_settings(chat.id, settings)
-            if table is not None and table.phase in ("lobby", "playing", "finished"):
-                self.games.box.refresh(table)
+            if game is not None and game.phase in ("lobby", "playing", "finished"):
+                self.games.box.refresh(game)
         tr = get_translator(button.lang)
         self.games.box.say(
             chat.id, Rendered(tr.t("language.set", language=language_name(button.lang)))

@@ -31,7 +31,7 @@ from babel.messages.pofile import read_po
 
 from engine.cards import Card
 
-SUPPORTED: Final[tuple[str, ...]] = ("en", "es", "de", "pt")
+SUPPORTED: Final[tuple[str, ...]] = ("en", "es", "de", "pt", "ru", "uk")
 DEFAULT: Final = "en"
 DOMAINS: Final[tuple[str, ...]] = ("bot", "rules")
 

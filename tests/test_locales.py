@@ -49,11 +49,24 @@ from locales.i18n import (
 OTHERS = tuple(lang for lang in SUPPORTED if lang != DEFAULT)
 CATALOGUES = [(lang, domain) for lang in SUPPORTED for domain in DOMAINS]
 
-# One rule for all four: only n == 1 is singular. For Portuguese this is the rule of
-# Portugal; Brazil's usual gettext header, (n > 1), would say "0 carta" (see README).
-PLURAL_FORMS = "nplurals=2; plural=(n != 1);"
-COUNTS = (0, 1, 2, 5, 21)
-EXPECTED_FORM = {lang: {0: 1, 1: 0, 2: 1, 5: 1, 21: 1} for lang in SUPPORTED}
+# en, es, de, pt: only n == 1 is singular. For Portuguese this is the rule of Portugal;
+# Brazil's usual gettext header, (n > 1), would say "0 carta" (see README).
+TWO_FORMS = "nplurals=2; plural=(n != 1);"
+# Russian and Ukrainian: one (1, 21, 101: "карта"), few (2-4, 22: "карты"), many (0, 5-20,
+# 25: "карт"), the rule of the GNU gettext manual.
+SLAVIC_FORMS = (
+    "nplurals=3; plural=(n%10==1 && n%100!=11 ? 0 : n%10>=2 && n%10<=4 && "
+    "(n%100<10 || n%100>=20) ? 1 : 2);"
+)
+PLURAL_FORMS = {"en": TWO_FORMS, "es": TWO_FORMS, "de": TWO_FORMS, "pt": TWO_FORMS}
+PLURAL_FORMS |= {"ru": SLAVIC_FORMS, "uk": SLAVIC_FORMS}
+COUNTS = (0, 1, 2, 5, 11, 21, 22, 25)
+TWO = {0: 1, 1: 0, 2: 1, 5: 1, 11: 1, 21: 1, 22: 1, 25: 1}
+SLAVIC = {0: 2, 1: 0, 2: 1, 5: 2, 11: 2, 21: 0, 22: 1, 25: 2}
+EXPECTED_FORM = {"en": TWO, "es": TWO, "de": TWO, "pt": TWO, "ru": SLAVIC, "uk": SLAVIC}
+# CLDR's category of each of our forms, for whole numbers.
+CLDR_CATEGORIES = {lang: ("one", "other") for lang in ("en", "es", "de", "pt")}
+CLDR_CATEGORIES |= {"ru": ("one", "few", "many"), "uk": ("one", "few", "many")}
 
 ALLOWED_TAGS = {"b", "i", "code"}
 FIELD_NAME = re.compile(r"[a-z_][a-z0-9_]*")
@@ -109,11 +122,11 @@ def test_catalogue_header(lang: str, domain: str) -> None:
     with open(catalogue_path(lang, domain), encoding="utf-8") as fileobj:
         head = fileobj.read().split("\n\n", 1)[0]
     assert f'"Language: {lang}\\n"' in head
-    assert f'"Plural-Forms: {PLURAL_FORMS}\\n"' in head
+    assert f'"Plural-Forms: {PLURAL_FORMS[lang]}\\n"' in head
     assert '"Content-Type: text/plain; charset=utf-8\\n"' in head
     catalog = load_catalog(lang, domain)
     assert isinstance(catalog, Catalog)
-    assert catalog.num_plurals == 2
+    assert catalog.num_plurals == len(CLDR_CATEGORIES[lang])
 
 
 @pytest.mark.parametrize("domain", DOMAINS)
@@ -200,25 +213,29 @@ def test_plural_forms(lang: str) -> None:
     for count in COUNTS:
         expected = forms[EXPECTED_FORM[lang][count]].format(count=count)
         assert tr.n("common.cards", count) == expected
-    assert tr.n("common.cards", 1) != tr.n("common.cards", 2)
-    assert tr.n("common.cards", 21) == tr.n("common.cards", 5).replace("5", "21")
+    # Counts with the same form differ only in the number, other forms in the words too.
+    for a, b in itertools.combinations(COUNTS, 2):
+        same = EXPECTED_FORM[lang][a] == EXPECTED_FORM[lang][b]
+        renamed = tr.n("common.cards", b).replace(str(b), str(a), 1)
+        assert (tr.n("common.cards", a) == renamed) == same, (lang, a, b)
 
 
 @pytest.mark.parametrize("lang", SUPPORTED)
 def test_plural_forms_agree_with_cldr_for_whole_numbers(lang: str) -> None:
     cldr = Locale.parse(lang).plural_form
-    for count in COUNTS:
-        one = EXPECTED_FORM[lang][count] == 0
+    for count in (*COUNTS, 3, 4, 12, 14, 100, 101, 104, 111, 1000):
+        form = plural_function(lang, "bot")[1](count)
+        category = CLDR_CATEGORIES[lang][form]
         if lang == "pt" and count == 0:
             # CLDR's Portuguese (Brazil) puts 0 with 1; we use the plural ("0 cartas").
-            assert cldr(count) == "one" and not one
+            assert cldr(count) == "one" and category == "other"
             continue
-        assert (cldr(count) == "one") == one, (lang, count)
+        assert cldr(count) == category, (lang, count)
 
 
 def test_english_counts() -> None:
     tr = translator("en")
-    assert [tr.n("common.cards", c) for c in COUNTS] == [
+    assert [tr.n("common.cards", c) for c in (0, 1, 2, 5, 21)] == [
         "0 cards",
         "1 card",
         "2 cards",
@@ -227,6 +244,65 @@ def test_english_counts() -> None:
     ]
     assert translator("pt").n("common.cards", 0) == "0 cartas"
     assert translator("de").n("common.cards", 1) == "1 Karte"
+
+
+def test_russian_counts() -> None:
+    tr = translator("ru")
+    cards = [tr.n("common.cards", c) for c in (1, 2, 5, 11, 21, 22, 25, 0, 111, 104)]
+    assert cards == [
+        "1 карта",
+        "2 карты",
+        "5 карт",
+        "11 карт",
+        "21 карта",
+        "22 карты",
+        "25 карт",
+        "0 карт",
+        "111 карт",
+        "104 карты",
+    ]
+    # Case follows the verb: "забирает 21 карту" (accusative), "на ход: 22 секунды".
+    picked = [tr.n("event.picked_up", c, name="Аня") for c in (1, 21, 22, 25)]
+    assert picked == [
+        "Аня забирает 1 карту",
+        "Аня забирает 21 карту",
+        "Аня забирает 22 карты",
+        "Аня забирает 25 карт",
+    ]
+    timer = [tr.n("rules.options.timer", c) for c in (1, 2, 5, 11, 21)]
+    assert [line.rsplit(" ", 1)[1] for line in timer] == [
+        "секунда",
+        "секунды",
+        "секунд",
+        "секунд",
+        "секунда",
+    ]
+    assert tr.n("result.series_line", 3, name="Боря") == "Боря: дурак 3 раза"
+    assert tr.n("rules.options.series.many", 5) == "• Длина: серия из 5 партий"
+
+
+def test_ukrainian_counts() -> None:
+    tr = translator("uk")
+    cards = [tr.n("common.cards", c) for c in (1, 2, 5, 11, 21, 22, 25, 0)]
+    assert cards == [
+        "1 карта",
+        "2 карти",
+        "5 карт",
+        "11 карт",
+        "21 карта",
+        "22 карти",
+        "25 карт",
+        "0 карт",
+    ]
+    picked = [tr.n("event.picked_up", c, name="Оля") for c in (1, 21, 22, 25)]
+    assert picked == [
+        "Оля забирає 1 карту",
+        "Оля забирає 21 карту",
+        "Оля забирає 22 карти",
+        "Оля забирає 25 карт",
+    ]
+    times = [tr.n("result.series_line", c, name="Тарас") for c in (1, 3, 5)]
+    assert times == ["Тарас: дурень 1 раз", "Тарас: дурень 3 рази", "Тарас: дурень 5 разів"]
 
 
 # --- formatting, escaping, errors -------------------------------------------------------
@@ -281,7 +357,7 @@ def test_unknown_key_and_language() -> None:
     with pytest.raises(KeyError):
         translator("en").n("no.such.key", 3)
     with pytest.raises(ValueError, match="unsupported language"):
-        translator("ru")
+        translator("fr")
     with pytest.raises(ValueError, match="unsupported language"):
         Translator("xx")
 
@@ -318,8 +394,12 @@ def test_missing_or_fuzzy_translation_falls_back_to_english() -> None:
         ("EN_us", "en"),
         (None, "en"),
         ("", "en"),
-        ("ru", "en"),
-        ("uk", "en"),
+        ("ru", "ru"),
+        ("ru-RU", "ru"),
+        ("RU", "ru"),
+        ("uk", "uk"),
+        ("uk-UA", "uk"),
+        ("be", "en"),
         ("zh-hans", "en"),
         ("e", "en"),
     ],
@@ -334,6 +414,8 @@ def test_language_names() -> None:
         "Español",
         "Deutsch",
         "Português",
+        "Русский",
+        "Українська",
     ]
     with pytest.raises(ValueError):
         language_name("fr")
@@ -345,6 +427,9 @@ def test_cards() -> None:
     assert translator("de").cards(cards) == "10♥ D♣ B♠ K♦ A♥ 6♠ 2♣"
     assert translator("es").card(cards[1]) == "Q♣"
     assert translator("pt").card(cards[2]) == "J♠"
+    # Russian cards show В (валет), Д (дама), К (король), Т (туз), in Cyrillic.
+    assert translator("ru").cards(cards) == "10♥ Д♣ В♠ К♦ Т♥ 6♠ 2♣"
+    assert translator("uk").cards(cards) == "10♥ Д♣ В♠ К♦ Т♥ 6♠ 2♣"
     assert translator("en").cards([]) == ""
     for lang in SUPPORTED:
         tr = translator(lang)
@@ -499,7 +584,13 @@ def test_rules_text_splits_on_sections(lang: str) -> None:
 
 # Words that are at home in the other language too (names, loanwords, homographs).
 SHARED_WORDS = {"bot", "chat", "durak", "telegram", "podkidnoy", "perevodnoy"}
-ALSO_NATIVE = {"es": set(), "de": {"computer", "hand", "lobby"}, "pt": {"for"}}
+ALSO_NATIVE = {
+    "es": set(),
+    "de": {"computer", "hand", "lobby"},
+    "pt": {"for"},
+    "ru": set(),
+    "uk": set(),
+}
 
 
 def words(html_text: str) -> set[str]:

@@ -42,7 +42,7 @@ def help_update(update_id: int) -> dict[str, object]:
 def registered_secret(emu: BotApiEmulator) -> str | None:
     """The secret_token the bot passed to setWebhook, as the emulator recorded it."""
     webhook = emu.bot(TOKEN).webhook
-    return None if webhook is None else webhook.get("secret_token")
+    return None if webhook is None else webhook.secret_token
 
 
 @pytest.mark.parametrize("configured", [True, False], ids=["configured", "derived"])

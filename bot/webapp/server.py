@@ -15,11 +15,12 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from aiohttp import web
 
 from bot import flow
-from bot.flow import Effects, FlowError
+from bot.flow import FlowError
 from bot.handlers import new_game_id
 from bot.records import Table
 from bot.service import Games
@@ -233,12 +234,12 @@ class MiniAppServer:
         if not isinstance(step, int):
             return json_error(400, "step must be a number")
         # Like a tap in the chat: a half-made choice on the hand message is dropped.
-        self.games.box.modes.pop((who.chat_id, user.user_id), None)
+        self.games.clear_mode(who.chat_id, user.user_id)
         try:
-            await self.games.play(who.chat_id, table.game_id, user.user_id, step, action)
+            await self.games.run(who.chat_id, flow.play, table.game_id, user.user_id, step, action)
         except FlowError as err:
             tr = translator(who.lang)
-            return json_error(409, plain(tr.t(err.key)), await self.fresh(who))
+            return json_error(409, plain(tr.t(err.key, **err.kwargs)), await self.fresh(who))
         return web.json_response(await self.fresh(who), dumps=dumps)
 
     async def rematch(self, request: web.Request) -> web.Response:
@@ -247,8 +248,7 @@ class MiniAppServer:
         who = await self.seated(user, (await self.body(request))["game"])
         if isinstance(who, web.Response):
             return who
-        gid, new_id = who.table.game_id, new_game_id()
-        return await self._change(who, lambda t: (flow.next_game(t, gid, new_id), Effects()))
+        return await self._change(who, flow.next_game, who.table.game_id, new_game_id())
 
     async def start_game(self, request: web.Request) -> web.Response:
         """Start the lobby (its creator only: group admins use the group's button)."""
@@ -258,23 +258,16 @@ class MiniAppServer:
             return who
         if who.table.creator_id != user.user_id:
             return json_error(403, "only the creator starts from the app")
-        games, gid = self.games, who.table.game_id
-        unreachable = await games.unreachable(who.table)
-        now = games.clock()
-        return await self._change(
-            who, lambda t: flow.start(t, gid, now, unreachable, **games.kwargs())
-        )
+        unreachable = await self.games.unreachable(who.table)
+        return await self._change(who, flow.start, who.table.game_id, user.user_id, unreachable)
 
-    async def _change(
-        self, who: Seated, change: Callable[[Table | None], tuple[Table | None, Effects]]
-    ) -> web.Response:
+    async def _change(self, who: Seated, operation: Any, *args: Any) -> web.Response:
+        """Run a flow operation the way the group's buttons do (``Games.run``)."""
         try:
-            table, _ = await self.games.change(who.chat_id, change)
+            table = await self.games.run(who.chat_id, operation, *args)
         except FlowError as err:
             tr = translator(who.lang)
-            return json_error(409, plain(tr.t(err.key)), await self.fresh(who))
-        if table is None:
-            return json_error(409, "gone", await self.fresh(who))
+            return json_error(409, plain(tr.t(err.key, **err.kwargs)), await self.fresh(who))
         seat = table.seat_of(who.user.user_id)
         if seat is None:
             return json_error(403, "not seated")

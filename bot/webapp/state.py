@@ -13,6 +13,7 @@ from functools import cache
 from typing import Any
 
 from bot.records import Seat, Table
+from bot.render import results_message
 from engine import Action, Attack, Pass, PlayerView, State, Swap, Take, Transfer, view
 from engine.events import (
     Attacked,
@@ -165,27 +166,13 @@ def _prompt(table: Table, v: PlayerView, seat: int, names: list[str], tr: Transl
     return plain(tr.t("app.waiting", names=waiting)) if waiting else plain(tr.t("hand.wait"))
 
 
-def _result(table: Table, names: list[str], tr: Translator) -> JsonDict:
-    order = [s for s in table.final_order if s != table.final_durak]
-    lines = [f"{place}. {names[s]}" for place, s in enumerate(order, 1)]
-    if table.final_durak is None:
-        lines.append(plain(tr.t("result.draw")))
-    else:
-        lines.append(plain(tr.t("result.durak", name=names[table.final_durak])))
-    if table.rules.series_length > 1 and table.series_durak:
-        lines.append(
-            plain(tr.t("result.series", game=table.series_played, total=table.rules.series_length))
-        )
-        for s in sorted(range(len(table.seats)), key=lambda s: table.series_durak[s]):
-            lines.append(plain(tr.n("result.series_line", table.series_durak[s], name=names[s])))
-    series_over = table.series_played >= table.rules.series_length
-    key = "result.new_game" if series_over else "result.next_game"
-    return {
-        "title": plain(tr.t("result.title")),
-        "lines": lines,
-        "durak": table.final_durak,
-        "rematch": plain(tr.t(key)),
-    }
+def _result(table: Table, tr: Translator) -> JsonDict:
+    """The group's result message (places, durak or losing team, series), as lines."""
+    rendered = results_message(table, tr)
+    title, *lines = plain(rendered.text).split("\n")
+    buttons = rendered.markup.inline_keyboard if rendered.markup else ()
+    rematch = buttons[0][0].text if buttons and buttons[0] else ""
+    return {"title": title, "lines": lines, "durak": table.final_durak, "rematch": rematch}
 
 
 def button_label(action: Action, tr: Translator) -> str | None:
@@ -273,7 +260,7 @@ def game_state(table: Table, seat: int, tr: Translator, state: State | None = No
         can_start=False,
     )
     if table.phase == "finished":
-        base["result"] = _result(table, names, tr)
+        base["result"] = _result(table, tr)
     return base
 
 

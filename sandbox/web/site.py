@@ -23,6 +23,7 @@ from typing import Any
 
 from aiohttp import web
 
+from locales import SUPPORTED, language_name
 from sandbox.emulator import BotApiEmulator, EmulatorError, JsonDict, NotFound
 from sandbox.emulator.httputil import json_body, json_endpoint, sse_frame, stream_events
 from sandbox.web.miniapp import MiniAppLauncher
@@ -34,7 +35,8 @@ _STATIC_TYPES = {
     "style.css": "text/css",
     "favicon.svg": "image/svg+xml",
 }
-LANGUAGES = {"en": "English", "es": "Español", "de": "Deutsch", "pt": "Português"}
+# Every language the bot speaks, by its own name (one list: the catalogues').
+LANGUAGES = {code: language_name(code) for code in SUPPORTED}
 GROUP_ID = -1001000000001
 GROUP_TITLE = "Durak sandbox"
 FIRST_USER_ID = 1_000_001

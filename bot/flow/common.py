@@ -1,0 +1,83 @@
+"""What every flow operation shares: when it runs, the refusal, the person acting,
+and the effects it asks for.
+
+Every operation has the shape ``op(game, moment, ...) -> (ChatGame, Effects)``: the
+chat's record (None if there is none), when it runs with the bot's timing, then its
+own arguments. A refused operation raises ``FlowError``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.records import ChatGame
+from bot.storage import StatDelta
+
+LOBBY_LIFETIME = 2 * 3600.0
+"""Seconds a lobby stays open (storage should expire its key then: ``lobby_expires_at``)."""
+
+
+@dataclass(frozen=True)
+class Timing:
+    """The bot's pace, from its settings."""
+
+    turn_timeout: float
+    """Seconds a human has for a move before the bot moves for them."""
+    ai_delay: float
+    """Seconds before a computer seat moves, so people can follow."""
+    notify_quiet: float
+    """A player idle longer than this gets a new (notifying) hand message."""
+
+
+@dataclass(frozen=True)
+class Moment:
+    """When an operation runs: the wall clock and the timing it schedules with."""
+
+    now: float
+    timing: Timing
+
+
+class FlowError(Exception):
+    """A refused operation; ``key`` names the catalogue text of the toast."""
+
+    def __init__(self, key: str, **kwargs: Any) -> None:
+        super().__init__(key)
+        self.key = key
+        self.kwargs = kwargs
+
+
+@dataclass(frozen=True)
+class Person:
+    user_id: int
+    name: str
+    lang: str = "en"
+
+
+@dataclass
+class Announcement:
+    key: str
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Effects:
+    """What the sender should do after a change was stored."""
+
+    notify: set[int] = field(default_factory=set)
+    """Users who newly must act: their hand is re-sent as a new (notifying) message."""
+    calm: set[int] = field(default_factory=set)
+    """Users whose hand may be refreshed a little later: they just moved and have
+    nothing to do now, so the edit can merge with the next one."""
+    announce: list[Announcement] = field(default_factory=list)
+    stats: list[StatDelta] = field(default_factory=list)
+
+
+Outcome = tuple[ChatGame, Effects]
+"""What every flow operation returns: the changed record and what to show."""
+
+
+def game_seed(game_id: str, salt: int | str) -> int:
+    digest = hashlib.sha256(f"{game_id}:{salt}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")

@@ -1,0 +1,32 @@
+"""Pure rendering: (chat game / view, translator) → HTML text + inline keyboard.
+
+Nothing here talks to Telegram or Redis. One module per message: ``lobby``, ``table``
+(the running game in the group), ``results``, ``hand`` (a player's private message),
+``stats``, ``language``; ``common`` holds what they share.
+"""
+
+from bot.render.common import MAX_TEXT, Rendered, deep_link, seat_name
+from bot.render.hand import hand_closed, hand_message
+from bot.render.language import language_picker
+from bot.render.lobby import cancelled, lobby_message, rules_summary
+from bot.render.results import results_message
+from bot.render.stats import group_stats, user_stats
+from bot.render.table import latest_change, table_message
+
+__all__ = [
+    "MAX_TEXT",
+    "Rendered",
+    "cancelled",
+    "deep_link",
+    "group_stats",
+    "hand_closed",
+    "hand_message",
+    "language_picker",
+    "latest_change",
+    "lobby_message",
+    "results_message",
+    "rules_summary",
+    "seat_name",
+    "table_message",
+    "user_stats",
+]

@@ -1,0 +1,81 @@
+"""The lobby message: options, seats and the buttons to change them."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from telegram import InlineKeyboardButton
+
+from bot import callbacks
+from bot.callbacks import GroupOp
+from bot.lobby_options import LOBBY_OPTIONS, LobbyOption
+from bot.records import AI_LEVELS, ChatGame
+from bot.render.common import Rendered, chunks, deep_link, markup, seat_name
+from engine import Rules
+from engine.rules import MAX_PLAYERS
+from locales import Html, Translator, how_to_play
+
+
+def option_label(option: LobbyOption, rules: Rules, tr: Translator) -> Html:
+    """The option's button text with its current value, e.g. "Deck: 36"."""
+    value = option.current(rules)
+    keys = option.value_keys
+    shown: Html | int | str = tr.t(keys[value]) if keys is not None else value
+    return tr.t(option.label, **{option.arg: shown})
+
+
+def rules_summary(game: ChatGame, tr: Translator) -> Html:
+    shown = [o for o in LOBBY_OPTIONS if o.offered(game.rules, len(game.seats))]
+    return Html(" · ".join(option_label(o, game.rules, tr) for o in shown))
+
+
+def lobby_message(
+    game: ChatGame, tr: Translator, bot_username: str, unreachable: Collection[int]
+) -> Rendered:
+    """The lobby; ``unreachable``: user ids the bot cannot write to in private yet."""
+    lines: list[str] = [tr.t("lobby.title"), rules_summary(game, tr)]
+    if game.games_played:
+        lines.append(
+            tr.t(
+                "lobby.series_progress",
+                game=game.games_played + 1,
+                total=game.rules.series_length,
+            )
+        )
+    lines.append(tr.t("lobby.players", count=len(game.seats), max=MAX_PLAYERS))
+    for i, seat in enumerate(game.seats, 1):
+        lines.append(f"{i}. {seat_name(seat, tr)}")
+    waiting = [
+        s.shown_name for s in game.seats if s.user_id is not None and s.user_id in unreachable
+    ]
+    if waiting:
+        lines.append(tr.t("lobby.waiting_dm", names=", ".join(waiting)))
+    lines.append(tr.t("lobby.hint"))
+    lines += ["", how_to_play(tr.lang)]
+    gid = game.game_id
+
+    def b(label: str, op: GroupOp) -> InlineKeyboardButton:
+        return InlineKeyboardButton(label, callback_data=callbacks.encode_group(gid, op))
+
+    options = [
+        b(option_label(o, game.rules, tr), o.op)
+        for o in LOBBY_OPTIONS
+        if o.offered(game.rules, len(game.seats))
+    ]
+    rows: list[list[InlineKeyboardButton]] = [
+        [b(tr.t("lobby.join"), "join"), b(tr.t("lobby.leave"), "leave")],
+        [b(tr.t(f"lobby.ai_{level}"), f"ai_{level}") for level in AI_LEVELS],
+        *chunks(options, 2),
+    ]
+    if any(s.user_id is None for s in game.seats):
+        rows.append([b(tr.t("lobby.remove_ai"), "remove_ai")])
+    rows.append([b(tr.t("lobby.start"), "start"), b(tr.t("lobby.cancel"), "cancel")])
+    if waiting:
+        url = deep_link(bot_username, f"g{game.chat_id}")
+        rows.append([InlineKeyboardButton(tr.t("lobby.open_dm"), url=url)])
+        rows.append([b(tr.t("lobby.drop_unreachable"), "drop_unreachable")])
+    return Rendered("\n".join(lines), markup(rows))
+
+
+def cancelled(tr: Translator) -> Rendered:
+    return Rendered(tr.t("lobby.cancelled"))

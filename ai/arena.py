@@ -8,12 +8,18 @@ deal is played once per rotation of that line-up around the table (twice with se
 swapped for two players), so every level gets every seat with the same cards and card
 luck cancels. Prints each level's durak rate among decided games with a 95% Wilson
 interval, the draws, and decision-time percentiles per level.
+
+Who acts when several players may (the defender and the players who may throw in):
+like at a real table, where whoever is quickest goes first, the arena picks one of
+them at random (seeded by the deal and the seating, so a run is reproducible).
+``--order first`` always picks the first one ``waiting_for`` lists instead.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import random
 import sys
 import time
 from collections import defaultdict
@@ -22,7 +28,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 
 from ai import LEVELS, Budget, player
-from engine import Rules, apply, new_game, view, waiting_for
+from engine import PRESETS, Rules, RulesError, apply, new_game, view, waiting_for
 
 MAX_ACTIONS = 5000
 """A game still running after this many actions is abandoned (a safety net only:
@@ -37,6 +43,12 @@ class Tally:
     duraks: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     seats: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     times: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    """Wall-clock seconds per decision, by level."""
+    team_losses: dict[int, int] = field(default_factory=lambda: defaultdict(int))
+    """Partners games lost, by line-up team (0: the line-up's 1st, 3rd, 5th levels)."""
+    cpu: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    """CPU seconds per decision (this process's), by level: what one core spends,
+    whatever else shares the machine."""
 
     def merge(self, other: Tally) -> None:
         self.games += other.games
@@ -48,6 +60,10 @@ class Tally:
             self.seats[k] += v
         for k, t in other.times.items():
             self.times[k].extend(t)
+        for k, t in other.cpu.items():
+            self.cpu[k].extend(t)
+        for team, v in other.team_losses.items():
+            self.team_losses[team] += v
 
 
 @dataclass(frozen=True)
@@ -56,6 +72,8 @@ class Match:
     rules: Rules
     seed: int
     budget: Budget
+    order: str = "random"
+    """'random': a seeded random one of the players who may act; 'first': the first."""
 
 
 def play_game(match: Match, deal: int, rotation: int, tally: Tally) -> None:
@@ -68,15 +86,18 @@ def play_game(match: Match, deal: int, rotation: int, tally: Tally) -> None:
         for s, level in enumerate(seats)
     ]
     state = new_game(match.rules, n, seed=deal_seed, dealer=deal % n)
-    clock = time.perf_counter
+    clock, cpu_clock = time.perf_counter, time.process_time
+    order = random.Random(f"order:{deal_seed}:{rotation}") if match.order == "random" else None
     for _ in range(MAX_ACTIONS):
         if state.over:
             break
-        p = waiting_for(state)[0]
+        waiting = waiting_for(state)
+        p = waiting[0] if order is None or len(waiting) == 1 else order.choice(waiting)
         v = view(state, p)
-        t0 = clock()
+        t0, c0 = clock(), cpu_clock()
         action = players[p].choose(v)
         tally.times[seats[p]].append(clock() - t0)
+        tally.cpu[seats[p]].append(cpu_clock() - c0)
         state = apply(state, p, action)
     if not state.over:
         tally.unfinished += 1  # the players went round in circles
@@ -88,6 +109,9 @@ def play_game(match: Match, deal: int, rotation: int, tally: Tally) -> None:
         tally.draws += 1
     else:
         tally.duraks[seats[state.durak]] += 1
+        if match.rules.partners:
+            # Rotating an even table keeps the line-up's teams together.
+            tally.team_losses[(state.durak - rotation) % n % 2] += 1
 
 
 def _run(args: tuple[Match, list[int]]) -> Tally:
@@ -120,7 +144,9 @@ def report(match: Match, tally: Tally, preset: str, elapsed: float) -> str:
     n = len(match.levels)
     decided = tally.games - tally.draws
     lines = [
-        f"rules={preset} players={n} line-up={' '.join(match.levels)} "
+        f"rules={preset}{' partners' if match.rules.partners else ''} "
+        f"order={match.order} seed={match.seed} players={n} "
+        f"line-up={' '.join(match.levels)} "
         f"games={tally.games} ({tally.games // n} deals x {n} seatings) "
         f"decided={decided} draws={tally.draws} ({tally.draws / max(1, tally.games):.1%}) "
         f"unfinished={tally.unfinished} time={elapsed:.0f}s",
@@ -134,11 +160,23 @@ def report(match: Match, tally: Tally, preset: str, elapsed: float) -> str:
             f"{level:<8}{match.levels.count(level):>6}{k:>8}  {k / max(1, decided):>10.1%}"
             f"  [{lo:.1%}, {hi:.1%}]  {share:.1%}"
         )
+    if match.rules.partners:
+        for team in (0, 1):
+            k = tally.team_losses[team]
+            lo, hi = wilson(k, decided)
+            members = " + ".join(match.levels[team::2])
+            lines.append(
+                f"team {'AB'[team]} ({members}) loses {k} of {decided}: {k / max(1, decided):.1%}"
+                f" [{lo:.1%}, {hi:.1%}] (fair share 50.0%)"
+            )
     lines.append(f"{'decision ms':<12}{'count':>8}{'p50':>9}{'p90':>9}{'p99':>9}{'max':>9}")
-    for level in dict.fromkeys(match.levels):
-        ts = sorted(tally.times[level])
-        ms = [1000 * percentile(ts, q) for q in (0.5, 0.9, 0.99, 1.0)]
-        lines.append(f"{level:<12}{len(ts):>8}" + "".join(f"{m:>9.3f}" for m in ms))
+    for clock, times in (("wall", tally.times), ("cpu", tally.cpu)):
+        for level in dict.fromkeys(match.levels):
+            ts = sorted(times[level])
+            ms = [1000 * percentile(ts, q) for q in (0.5, 0.9, 0.99, 1.0)]
+            lines.append(
+                f"{level + ' ' + clock:<12}{len(ts):>8}" + "".join(f"{m:>9.3f}" for m in ms)
+            )
     return "\n".join(lines)
 
 
@@ -146,22 +184,47 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="durak-arena", description=__doc__.split("\n")[0])
     parser.add_argument("levels", nargs="+", choices=LEVELS, help="one level per seat (2-6)")
     parser.add_argument("--games", type=int, default=200, help="games (rounded up to whole deals)")
-    parser.add_argument("--rules", default="classic", help="rules preset name")
+    parser.add_argument("--rules", default="classic", choices=sorted(PRESETS), help="preset")
+    parser.add_argument(
+        "--partners",
+        action="store_true",
+        help="two teams (seat %% 2: the line-up's 1st, 3rd, 5th levels against the others)",
+    )
+    parser.add_argument(
+        "--order",
+        default="random",
+        choices=("random", "first"),
+        help="who acts when several may: a seeded random one (default) or the first listed",
+    )
     parser.add_argument("--jobs", type=int, default=1, help="parallel processes")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--hard-playouts", type=int, default=None, help="Hard's playouts/decision")
     parser.add_argument("--hard-late-stock", type=int, default=None)
+    parser.add_argument(
+        "--hard-time-cap",
+        type=float,
+        default=None,
+        help="Hard's wall-clock safety cap in seconds (raise it on a loaded machine so the "
+        "counted budget, not the load, decides)",
+    )
     parser.add_argument("--progress", action="store_true", help="report progress on stderr")
     args = parser.parse_args(argv)
     rules = Rules.preset(args.rules)
+    if args.partners:
+        rules = Rules.parse({**rules.model_dump(), "partners": True})
     levels = tuple(args.levels)
-    rules.check_players(len(levels))
+    try:
+        rules.check_players(len(levels))
+    except RulesError as err:
+        parser.error(str(err))
     budget = Budget()
     if args.hard_playouts is not None:
         budget = replace(budget, playouts=args.hard_playouts)
+    if args.hard_time_cap is not None:
+        budget = replace(budget, time_cap=args.hard_time_cap)
     if args.hard_late_stock is not None:
         budget = replace(budget, late_stock=args.hard_late_stock)
-    match = Match(levels, rules, args.seed, budget)
+    match = Match(levels, rules, args.seed, budget, args.order)
     n = len(levels)
     deals = max(1, -(-args.games // n))
     chunk = max(1, min(25, deals // (4 * max(1, args.jobs)) or 1))

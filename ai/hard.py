@@ -22,6 +22,7 @@ worlds it has finished, which is the only case where a seeded result can change.
 
 from __future__ import annotations
 
+import logging
 import random
 import time
 from dataclasses import dataclass
@@ -37,17 +38,22 @@ from engine.cards import Card
 from engine.view import PlayerView
 from engine.worlds import determinize, hidden_slots, unseen_cards
 
+log = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True, slots=True)
 class Budget:
-    """Work per decision. Defaults keep the median decision well under 200 ms."""
+    """Work per decision, counted (not timed) so that a seed decides the same way on
+    any machine. The defaults aim at a median well under 100 ms on one core at every
+    table the lobby offers (2 to 6 players, 24 to 52 cards)."""
 
-    playouts: int = 600
-    """Playouts per decision (shared by the candidate actions), for 2 players;
-    scaled down with more players, whose playouts are longer."""
-    min_worlds: int = 12
+    playouts: int = 360
+    """Playouts per decision (shared by the candidate actions) when one playout costs
+    as much as a fresh two-player 36-card game; scaled by ``playout_cost`` so the work
+    (not the count) stays level: more playouts late in a game, fewer at big tables."""
+    min_worlds: int = 6
     max_worlds: int = 200
-    endgame_nodes: int = 40_000
+    endgame_nodes: int = 8_000
     """Node budget of the exact two-player endgame solver at the root."""
     late_stock: int = 0
     """Two players and at most this many stock cards: solve each world exactly.
@@ -57,10 +63,20 @@ class Budget:
     late_worlds: int = 24
     """At most this many worlds when solving them exactly."""
     model_simple: bool = True
-    """Simulate opponents whose moves so far all fit the simplest play (``Memory.simple``)
-    with that play in the playouts, instead of the Normal heuristic."""
-    time_cap: float = 0.9
-    """Wall-clock safety cap in seconds (never reached under normal load)."""
+    """Two players: simulate an opponent whose moves so far all fit the simplest play
+    (``Memory.simple``) with that play in the playouts, instead of the Normal heuristic."""
+    time_cap: float = 0.8
+    """Wall-clock safety cap in seconds (only an overloaded machine reaches it)."""
+
+
+def playout_cost(view: PlayerView) -> float:
+    """The cost of one playout from ``view`` relative to a fresh two-player 36-card
+    game: proportional to the cards still in play, each a little dearer with more
+    players (measured: about 10, 13 and 15 us a card with 2, 4 and 6 players)."""
+    cards = sum(view.hand_sizes) + view.stock_count
+    for _, d in view.table:
+        cards += 1 if d is None else 2
+    return max(cards, 4) * (8 + view.num_players) / (36 * 10)
 
 
 class HardPlayer:
@@ -73,6 +89,10 @@ class HardPlayer:
         self.memory = Memory()
         self.normal = NormalPlayer(seed, style)
         self.last_worlds = 0
+        self.last_playouts = 0
+        """Worlds and playouts of the last decision (tests and benchmarks read them)."""
+        self.last_nodes = 0
+        """Exact-solver nodes of the last decision."""
 
     def choose(self, view: PlayerView) -> Action:
         _check(view)
@@ -86,8 +106,18 @@ class HardPlayer:
         progress = progress_action(view)
         if progress is not None:
             return progress  # a long run of taken bouts: see ai.cycles
+        try:
+            return self._search(view, legal)
+        except Exception:
+            # A bug in the search must not cost the table its computer seat, but it
+            # must not hide either: log it and play the Normal heuristic's move.
+            log.exception("Hard's search failed at step %s; playing Normal's move", view.step)
+            return self.normal.choose(view)
+
+    def _search(self, view: PlayerView, legal: list[Action]) -> Action:
         rng = random.Random(f"{self.seed}:{view.step}:{view.player}:{len(view.history)}")
         start = time.perf_counter()
+        self.last_worlds = self.last_playouts = self.last_nodes = 0
         if view.num_players == 2 and view.stock_count == 0:
             action = self._solve_endgame(view, legal, rng, start)
             if action is not None:
@@ -138,6 +168,8 @@ class HardPlayer:
             values = solver.best_moves(sim, cands)
         except SolverBudget:
             return None
+        finally:
+            self.last_nodes += solver.nodes
         best = max(v for _, v in values)
         good = [m for m, v in values if v == best]
         preferred = decide(sim, p, self.style)
@@ -157,6 +189,8 @@ class HardPlayer:
                 out.append((v if me == 0 else -v) * 0.5 + 0.5)
         except SolverBudget:
             return None
+        finally:
+            self.last_nodes += solver.nodes
         return out
 
     # --- sampled worlds --------------------------------------------------------------
@@ -167,18 +201,29 @@ class HardPlayer:
         budget = self.budget
         me = view.player
         n = view.num_players
-        total = budget.playouts * 2 // n
+        total = int(budget.playouts / playout_cost(view))
         worlds = max(budget.min_worlds, min(budget.max_worlds, total // len(legal)))
+        if worlds * len(legal) > 2 * total:
+            worlds = max(2, 2 * total // len(legal))  # many candidates: fewer worlds each
         if n == 2 and view.stock_count == 0:
             worlds = 1  # every card is known: one world is the truth
         late = n == 2 and view.stock_count <= budget.late_stock
         if late:
             worlds = min(worlds, budget.late_worlds)
         simple = 0
-        if budget.model_simple:
+        # Only with two players: at bigger tables Normal players look "simple" for
+        # long stretches (few of their moves tell the two apart), and modelling them
+        # so made Hard + 3 Normal worse (Hard the durak in 8.3% of 2,000 games, 6.4%
+        # without the model).
+        if budget.model_simple and n == 2:
             for p, flag in enumerate(self.memory.simple):
                 if flag and p != me:
                     simple |= 1 << p
+        # With partners the team loses together: a playout is lost when the durak is
+        # on this player's side (seat % 2), so helping the other side never pays.
+        side = 1 << me
+        if view.rules.partners:
+            side = sum(1 << q for q in range(n) if q % 2 == me % 2)
         score = [0.0] * len(legal)
         done = 0
         for _ in range(worlds):
@@ -190,7 +235,8 @@ class HardPlayer:
                     sim = world.copy()
                     sim.apply(me, action)
                     durak = playout(sim, self.style, simple=simple)
-                    results.append(0.5 if durak is None else float(durak != me))
+                    self.last_playouts += 1
+                    results.append(0.5 if durak is None else float(not side >> durak & 1))
             for i, r in enumerate(results):
                 score[i] += r
             done += 1

@@ -8,6 +8,14 @@ one guessed world with cards left in the stock (Hard's late-game search).
 Values are from player 0's side: +1 player 1 is the durak, 0 a draw, -1 player 0 is.
 The search stops with ``SolverBudget`` after ``max_nodes`` nodes, so its cost (and so
 its answer) depends only on the position, never on the clock.
+
+Games can go round in circles (with transfers, cards travel back and forth between
+two players with no discard), so the search keeps the positions on its current path:
+a position met again on the path counts as a draw (at a real table the players'
+progress mode, ``ai.cycles``, breaks the cycle and nobody can force the outcome), and
+values that relied on such a repetition are not stored in the table. The path is
+also capped at ``MAX_DEPTH`` plies (``SolverBudget`` beyond), so the recursion stays
+far below Python's limit whatever the position.
 """
 
 from __future__ import annotations
@@ -33,9 +41,13 @@ from ai.policy import (
 from ai.sim import NONE, Sim
 from engine.cards import BEATERS, CARD_RANK_MASK, RANK_MASK
 
+MAX_DEPTH = 240
+"""Plies on one search path; the longest cycle-free two-player endgames seen are
+well under 150 (36 cards, each played at most once per bout, plus passes)."""
+
 
 class SolverBudget(Exception):
-    """The node budget ran out before the position was solved."""
+    """The node budget (or the depth cap) ran out before the position was solved."""
 
 
 def _bits(mask: int) -> list[int]:
@@ -97,6 +109,10 @@ class Solver:
         for an overloaded machine; the node budget is what normally bounds it)."""
         self.nodes = 0
         self.table: dict[tuple[object, ...], tuple[int, int]] = {}
+        self.path: set[tuple[object, ...]] = set()
+        self.depth = 0
+        self.repeats = 0
+        """Repetitions met so far; a node whose subtree met one is not stored."""
 
     def value(self, sim: Sim) -> int:
         """The exact value (for player 0) of ``sim``; ``SolverBudget`` if too big."""
@@ -132,11 +148,24 @@ class Solver:
         if sim.over:
             return _outcome(sim)
         self.nodes += 1
-        if self.nodes > self.max_nodes:
+        if self.nodes > self.max_nodes or self.depth >= MAX_DEPTH:
             raise SolverBudget
         if not self.nodes & 1023 and time.perf_counter() > self.deadline:
             raise SolverBudget
         key = self._key(sim)
+        if key in self.path:
+            self.repeats += 1
+            return 0
+        self.path.add(key)
+        self.depth += 1
+        try:
+            return self._expand(sim, key, alpha, beta)
+        finally:
+            self.path.discard(key)
+            self.depth -= 1
+
+    def _expand(self, sim: Sim, key: tuple[object, ...], alpha: int, beta: int) -> int:
+        repeats = self.repeats
         entry = self.table.get(key)
         if entry is not None:
             lo, hi = entry
@@ -177,6 +206,8 @@ class Solver:
                         beta = v
                     if alpha >= beta:
                         break
+        if self.repeats != repeats:
+            return best  # it relied on a repetition on this path: valid here only
         lo, hi = entry if entry is not None else (-1, 1)
         if best <= a0:
             hi = min(hi, best)

@@ -247,9 +247,16 @@ async def test_simultaneous_taps_and_two_processes_apply_one_move(make_harness: 
             ),
             return_exceptions=True,
         )
+        unexpected = [
+            r for r in results if isinstance(r, BaseException) and not isinstance(r, FlowError)
+        ]
+        assert not unexpected
         errors = [r for r in results if isinstance(r, FlowError)]
-        assert len(errors) == len(results) - 1
-        assert (await h.table(GROUP)).state["step"] == step + 1  # type: ignore[index]
+        # Each move is applied once or refused: a second one still legal after the first
+        # (another throw-in) is applied too, a double of the same move never.
+        applied = len(results) - len(errors)
+        assert applied >= 1 and (applied == 1 or actions[0] != actions[1])
+        assert (await h.table(GROUP)).state["step"] == step + applied  # type: ignore[index]
 
 
 async def test_restart_mid_game_keeps_the_game_and_its_buttons(make_harness: Any) -> None:

@@ -157,11 +157,13 @@ async def measure(
             await asyncio.sleep(5)  # the hands collapse to "Open table" (not measured)
             emu.reset_stats()
             cpu_before = cpu_seconds(bot_pid)
+            bench_before = cpu_seconds(os.getpid())
             started = time.monotonic()
             stop_at = started + seconds
             await asyncio.gather(*(app.play(stop_at) for app in apps))
             elapsed = time.monotonic() - started
             bot_cpu = cpu_seconds(bot_pid) - cpu_before
+            bench_cpu = cpu_seconds(os.getpid()) - bench_before
         finally:
             for task in streams:
                 task.cancel()
@@ -187,6 +189,10 @@ async def measure(
         f"{dict(sorted((k, v) for k, v in stats.calls.items() if k != 'getUpdates'))}"
     )
     print(f"429 responses: {stats.too_many_requests}")
+    print(
+        f"bench process CPU (emulator + players) during the run: {bench_cpu:.1f}s; "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
     print(
         f"bot process CPU: {bot_cpu:.1f}s in {elapsed:.1f}s "
         f"({bot_cpu / max(1, results.moves) * 1000:.1f} ms per move, all work included)"

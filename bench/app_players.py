@@ -29,6 +29,8 @@ class AppResults:
     conflicts: int = 0
     errors: int = 0
     games_done: int = 0
+    posts: list[float] = field(default_factory=list)
+    """Per move: send -> the POST's answer (the mover's new state)."""
     fanout: list[float] = field(default_factory=list)
     """Per move: send -> the last of the table's viewers has the new step."""
     sent_at: dict[tuple[int, int], float] = field(default_factory=dict)
@@ -111,10 +113,11 @@ class AppTable:
             if self.states[mover]["step"] != state["step"]:
                 continue
             action = choose(state["legal"], self.rng)
-            self.results.sent_at[(self.chat, state["step"] + 1)] = time.monotonic()
+            sent = self.results.sent_at[(self.chat, state["step"] + 1)] = time.monotonic()
             body = {"game": self.game, "action": action, "step": state["step"]}
             headers = {"X-Telegram-Init-Data": self.init[mover]}
             async with self.http.post(f"{self.base}/api/move", json=body, headers=headers) as r:
+                self.results.posts.append(time.monotonic() - sent)
                 if r.status == 200:
                     self.results.moves += 1
                     self.seen_reply(mover, await r.json())
@@ -182,6 +185,11 @@ async def measure(
         f"move -> every viewer's event: p50 {percentile(fan, 0.5) * 1000:.1f} ms, "
         f"p99 {percentile(fan, 0.99) * 1000:.1f} ms, max {max(fan, default=0) * 1000:.1f} ms "
         f"({len(fan)} moves)"
+    )
+    posts = results.posts
+    print(
+        f"POST /api/move answered: p50 {percentile(posts, 0.5) * 1000:.1f} ms, "
+        f"p99 {percentile(posts, 0.99) * 1000:.1f} ms"
     )
     print(
         f"Bot API calls (without getUpdates): {calls}; per move: "

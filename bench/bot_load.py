@@ -9,7 +9,8 @@ presses a button that is legal for the current state.
     .venv/bin/python bench/bot_load.py --groups 200 --seconds 60
 
 Reports: handled updates per second, p50/p99 time from a tap to the bot's answer,
-Bot API calls per game move, and 429s.
+Bot API calls per game move, and 429s. With ``--app`` the players use the Mini App
+instead (see ``bench/app_players.py``).
 """
 
 from __future__ import annotations
@@ -175,6 +176,9 @@ async def run(args: argparse.Namespace) -> None:
         "TURN_TIMEOUT": "600",
         "LOG_LEVEL": "INFO",
     }
+    if args.app:
+        webapp_port = free_port()
+        env |= {"WEBAPP_URL": f"http://127.0.0.1:{webapp_port}", "WEBAPP_PORT": str(webapp_port)}
     profile = ["-m", "cProfile", "-o", args.profile] if args.profile else []
     bot_log = open(args.bot_log, "w")  # noqa: SIM115 - closed in finally
     bot = subprocess.Popen(
@@ -188,6 +192,16 @@ async def run(args: argparse.Namespace) -> None:
         await emu.wait_for(
             lambda: all(hand_buttons(emu, a) or hand_buttons(emu, b) for _, (a, b) in tables), 300
         )
+        if args.app:
+            from app_players import measure  # bench/ is on the path
+
+            games = [
+                (c, (hand_buttons(emu, a) or hand_buttons(emu, b))[0][2].split(":")[2], (a, b))
+                for c, (a, b) in tables
+            ]
+            think = (args.think_min, args.think_max)
+            await measure(emu, games, env["WEBAPP_URL"], TOKEN, args.seconds, think, bot.pid)
+            return
         emu.reset_stats()
         results = Results()
         rng = random.Random(1)
@@ -248,6 +262,7 @@ def main() -> None:
     parser.add_argument("--think-max", type=float, default=3.0)
     parser.add_argument("--bot-log", default="/tmp/durak_bench_bot.log")
     parser.add_argument("--profile", help="write a cProfile of the bot process here")
+    parser.add_argument("--app", action="store_true", help="players use the Mini App")
     asyncio.run(run(parser.parse_args()))
 
 

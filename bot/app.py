@@ -23,6 +23,7 @@ from bot.recovery import RedisWatch
 from bot.service import Games, Timing
 from bot.storage import Storage
 from bot.turns import TurnGate
+from bot.webapp import wiring as webapp
 from locales import SUPPORTED, translator
 
 log = logging.getLogger(__name__)
@@ -99,6 +100,7 @@ def build_application(
     handlers.install(app)
     app.bot_data[GUARD_KEY] = guard
     app.bot_data[WATCH_KEY] = RedisWatch(games)
+    webapp.install(app.bot_data, settings, games)
     return app
 
 
@@ -122,6 +124,8 @@ async def start_services(
     if isinstance(watch, RedisWatch):
         watch.start()
 
+    await webapp.start(app.bot_data)
+
 
 async def stop_services(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     games = games_of(app)
@@ -131,6 +135,8 @@ async def stop_services(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     watch = app.bot_data.get(WATCH_KEY)
     if isinstance(watch, RedisWatch):
         await watch.stop()
+
+    await webapp.stop(app.bot_data)
     await games.scheduler.stop()
     await games.box.close()
     games.ai.close()

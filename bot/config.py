@@ -7,11 +7,13 @@ import hmac
 import re
 from typing import Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 TOKEN_SHAPE = re.compile(r"\d+:[A-Za-z0-9_-]+")
 WEBHOOK_SECRET_SHAPE = re.compile(r"[A-Za-z0-9_-]{1,256}")  # what setWebhook accepts
+WEBAPP_URL_SHAPE = re.compile(r"https?://[^\s?#]+")
+SHORT_NAME_SHAPE = re.compile(r"[A-Za-z0-9_]{3,64}")  # what @BotFather /newapp accepts
 
 
 class Settings(BaseSettings):
@@ -66,6 +68,34 @@ class Settings(BaseSettings):
     """Seconds an untouched lobby or game is kept before it expires."""
     settings_ttl: int = Field(180 * 24 * 3600, gt=0)
     """Seconds a group's settings and a user's preferences are kept after their last use."""
+
+    # --- Mini App (bot/webapp): served by the bot itself when WEBAPP_URL is set ---
+    webapp_url: str | None = None
+    """Public HTTPS base URL of the Mini App (your reverse proxy forwards it to
+    WEBAPP_LISTEN:WEBAPP_PORT). Unset: no Mini App, nothing changes."""
+    webapp_listen: str = "127.0.0.1"
+    """Address the Mini App server binds to: loopback, behind your HTTPS reverse proxy."""
+    webapp_port: int = Field(8081, gt=0, lt=65536)
+    """Port the Mini App server listens on."""
+    webapp_short_name: str | None = None
+    """The app's short name registered with @BotFather /newapp: groups get a
+    t.me/<bot>/<short name>?startapp=<game> link (web_app buttons are private-only)."""
+    webapp_auth_max_age: int = Field(86400, gt=0)
+    """Seconds Telegram's signed init data stays valid for the Mini App's requests."""
+
+    @field_validator("webapp_url", "webapp_short_name", mode="before")
+    @classmethod
+    def _webapp_shape(cls, value: object, info: ValidationInfo) -> object:
+        if not isinstance(value, str):
+            return value
+        text = value.strip()
+        if not text:
+            return None  # an empty WEBAPP_URL= line means "no Mini App"
+        if info.field_name == "webapp_url" and not WEBAPP_URL_SHAPE.fullmatch(text):
+            raise ValueError("must be an http(s):// URL (Telegram opens only https)")
+        if info.field_name == "webapp_short_name" and not SHORT_NAME_SHAPE.fullmatch(text):
+            raise ValueError("must be 3-64 characters of A-Z, a-z, 0-9 and _")
+        return text
 
     @field_validator("telegram_bot_token", mode="before")
     @classmethod

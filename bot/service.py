@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Concatenate, ParamSpec
 
 from bot import flow, render
@@ -21,6 +21,7 @@ from bot.records import ChatGame
 from bot.render import Rendered
 from bot.scheduler import Scheduler
 from bot.storage import Storage, Write
+from bot.webapp.links import AppButtons
 from engine import Card
 from locales import Translator, negotiate, translator
 
@@ -49,6 +50,9 @@ class Games:
         self.outbox: Outbox | None = None
         self.modes = HandModes()
         self.scheduler = Scheduler(storage, self.timer_fired, clock=clock)
+        self.on_change: list[Callable[[ChatGame, Effects], Awaitable[None]]] = []
+        """Called after every committed change (the Mini App's live events)."""
+        self.app_buttons: AppButtons | None = None
 
     @property
     def box(self) -> Outbox:
@@ -74,6 +78,8 @@ class Games:
         return game
 
     async def after(self, game: ChatGame, effects: Effects) -> None:
+        for listener in self.on_change:
+            await listener(game, effects)
         due = flow.next_due(game)
         if due is not None and game.phase == "playing":
             await self.scheduler.schedule(game.chat_id, due)
@@ -157,7 +163,10 @@ class Games:
             return render.lobby_message(game, tr, self.bot_username, await self.unreachable(game))
         if game.phase == "cancelled":
             return render.cancelled(tr)
-        return render.table_message(game, tr, self.bot_username)
+        rendered = render.table_message(game, tr, self.bot_username)
+        if self.app_buttons is not None:
+            rendered = self.app_buttons.group(game, rendered, tr, self.bot_username)
+        return rendered
 
     async def render_hand(self, game: ChatGame, seat: int) -> Rendered:
         info = game.seats[seat]
@@ -168,6 +177,12 @@ class Games:
             return render.hand_closed(game, tr)
         mode = self.modes.current(game, info.user_id) if info.user_id is not None else None
         pick = Card(mode[1]) if mode is not None and mode[0] == "pick" else None
-        return render.hand_message(
-            game, seat, tr, pick=pick, confirm_leave=mode is not None and mode[0] == "leave"
-        )
+
+        def full() -> Rendered:
+            return render.hand_message(
+                game, seat, tr, pick=pick, confirm_leave=mode is not None and mode[0] == "leave"
+            )
+
+        if self.app_buttons is not None:
+            return await self.app_buttons.hand(game, seat, tr, full)
+        return full()

@@ -14,6 +14,7 @@ import io
 import os
 import secrets
 import signal
+import socket
 import sys
 import webbrowser
 from collections.abc import Sequence
@@ -23,6 +24,7 @@ from sandbox.emulator import BotApiEmulator
 from sandbox.emulator.httputil import is_loopback
 from sandbox.web import SandboxWeb
 from sandbox.web.botprocess import BotProcess, bot_environment
+from sandbox.web.miniapp import MiniAppLauncher
 
 BOT_ID = 7000000001
 BOT_USERNAME = "durak_sandbox_bot"
@@ -103,6 +105,13 @@ def build(rate_limits: bool = True) -> tuple[BotApiEmulator, SandboxWeb, str]:
     return emulator, site, token
 
 
+def free_loopback_port() -> int:
+    """A port for the bot's Mini App server (the bot binds it a moment later)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 def _on_stop_signals(stop: asyncio.Event) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
@@ -127,7 +136,9 @@ async def serve(args: argparse.Namespace) -> int:
         return 2
     stop = asyncio.Event()
     _on_stop_signals(stop)
-    bot = BotProcess(bot_environment(os.environ, token, emulator.url), echo=echo)
+    webapp_port = free_loopback_port()
+    site.mini_app = MiniAppLauncher(token, f"http://127.0.0.1:{webapp_port}")
+    bot = BotProcess(bot_environment(os.environ, token, emulator.url, webapp_port), echo=echo)
     tasks: list[asyncio.Task[Any]] = []
     try:
         await bot.start()

@@ -12,7 +12,9 @@ from collections.abc import Callable, Mapping
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 
 
-def bot_environment(base: Mapping[str, str], token: str, api_url: str) -> dict[str, str]:
+def bot_environment(
+    base: Mapping[str, str], token: str, api_url: str, webapp_port: int | None = None
+) -> dict[str, str]:
     """The bot's environment: ours, pointed at the emulator.
 
     Everything else (TURN_TIMEOUT, AI_DELAY, LOG_LEVEL, pacing, ...) passes through from
@@ -24,6 +26,11 @@ def bot_environment(base: Mapping[str, str], token: str, api_url: str) -> dict[s
     env["TELEGRAM_BOT_TOKEN"] = token
     env["TELEGRAM_API_URL"] = api_url
     env["WEBHOOK_URL"] = ""  # long polling: the emulator delivers updates via getUpdates
+    if webapp_port is not None:  # the Mini App, on loopback like everything here
+        env["WEBAPP_URL"] = f"http://127.0.0.1:{webapp_port}"
+        env["WEBAPP_LISTEN"] = "127.0.0.1"
+        env["WEBAPP_PORT"] = str(webapp_port)
+        env["WEBAPP_SHORT_NAME"] = ""  # no t.me links: they lead outside the sandbox
     env.setdefault("REDIS_URL", "")
     env["PYTHONUNBUFFERED"] = "1"  # log lines reach the console as they happen
     # A configured HTTP proxy must not intercept calls to the loopback emulator.

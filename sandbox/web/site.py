@@ -26,6 +26,7 @@ from aiohttp import web
 from locales import SUPPORTED, language_name
 from sandbox.emulator import BotApiEmulator, EmulatorError, JsonDict, NotFound
 from sandbox.emulator.httputil import json_body, json_endpoint, sse_frame, stream_events
+from sandbox.web.miniapp import MiniAppLauncher
 from sandbox.web.view import ChatName, classify_link, message_view, page_event
 
 STATIC_DIR = Path(__file__).with_name("static")
@@ -90,6 +91,7 @@ class SandboxWeb:
         self.group_title = group_title
         self.users: dict[int, SandboxUser] = {}
         self.bot_status: JsonDict = {"state": "starting"}
+        self.mini_app: MiniAppLauncher | None = None
 
     def install(self, app: web.Application) -> None:
         r = app.router
@@ -103,6 +105,7 @@ class SandboxWeb:
         r.add_post("/_sandbox/press", json_endpoint(self._press))
         r.add_post("/_sandbox/open", json_endpoint(self._open))
         r.add_get("/_sandbox/commands", json_endpoint(self._commands))
+        r.add_post("/_sandbox/webapp", json_endpoint(self._webapp))
 
     # ----------------------------------------------------------------- state
 
@@ -269,6 +272,16 @@ class SandboxWeb:
             return {"action": "show_start"}  # a chat never started shows a START button
         await self.emu.user_starts_bot(user.id, link.payload, bot=self.bot_username)
         return {"action": "started"}
+
+    async def _webapp(self, request: web.Request) -> Any:
+        """A web_app button: its URL with init data signed for this user (the Mini App)."""
+        body = await json_body(request)
+        user = self.user(body["user_id"])
+        if self.mini_app is None:
+            raise ValueError("the bot's Mini App is not running")
+        return {
+            "url": self.mini_app.launch_url(str(body["url"]), user.id, user.name, user.language)
+        }
 
     async def _commands(self, request: web.Request) -> Any:
         user = self.user(request.query.get("user_id"))

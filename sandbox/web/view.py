@@ -32,6 +32,9 @@ def button_view(button: JsonDict) -> JsonDict:
     if "url" in button:
         # The page sends the URL back to /_sandbox/open, which decides what it means.
         return {"text": text, "kind": "url", "url": str(button["url"])}
+    web_app = button.get("web_app")
+    if isinstance(web_app, dict) and isinstance(web_app.get("url"), str):
+        return {"text": text, "kind": "web_app", "url": web_app["url"]}
     return {"text": text, "kind": "unsupported"}
 
 

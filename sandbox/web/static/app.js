@@ -158,6 +158,10 @@
           b.classList.add("url");
           b.dataset.url = button.url;
           b.addEventListener("click", () => openLink(button.url));
+        } else if (button.kind === "web_app") {
+          b.classList.add("web-app");
+          b.dataset.webApp = button.url;
+          b.addEventListener("click", () => openMiniApp(button.url));
         } else {
           b.disabled = true;
           b.title = "This kind of button is not available in the sandbox";
@@ -314,6 +318,18 @@
       else toast(answer.chat, answer.text);
     }
     if (answer.url) openLink(answer.url);
+  }
+
+  // A web_app button: the bot's Mini App in a phone-sized window, with init data the
+  // sandbox signs for this tab's user exactly as Telegram would.
+  async function openMiniApp(url) {
+    try {
+      const result = await api("/_sandbox/webapp", { user_id: state.me.id, url });
+      const name = "durak-mini-app-" + state.me.id;
+      window.open(result.url, name, "popup,width=400,height=780");
+    } catch (err) {
+      toast("private", err.message, "error");
+    }
   }
 
   async function openLink(url) {

@@ -1,0 +1,271 @@
+"""The JSON the Mini App shows: one seat's view of one table, nothing more.
+
+Pure (no Redis, no clock of its own). Everything comes from ``engine.view(state,
+seat)``, whose non-hand part is the public view (whom the game waits on is
+``must_act``: never who could throw in), plus public facts of the table: names,
+roles, the deadline, the result. Card and action texts are the engine's (``10♥``,
+``beat 7♥ 10♥``); the page shows cards with the localised rank letters of ``texts.ranks``.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from bot.records import Seat, Table
+from bot.render import results_message
+from engine import Action, Attack, Pass, PlayerView, State, Swap, Take, Transfer, view
+from engine.events import (
+    Attacked,
+    Beaten,
+    BoutStarted,
+    Discarded,
+    Event,
+    Passed,
+    PickedUp,
+    PlayerOut,
+    Swapped,
+    Took,
+    Transferred,
+)
+from locales import Html, Translator, visible_text
+
+JsonDict = dict[str, Any]
+LOG_LINES = 8
+RANK_LETTERS = {11: "J", 12: "Q", 13: "K", 14: "A"}
+
+
+def plain(html: Html | str) -> str:
+    """A catalogue text as the page shows it: plain text (the page never parses HTML)."""
+    return visible_text(str(html))
+
+
+def seat_label(seat: Seat, tr: Translator) -> str:
+    if seat.user_id is None and seat.ai is not None:
+        return plain(tr.t(f"seat.ai_{seat.ai}"))
+    return seat.name
+
+
+@cache
+def texts(tr: Translator) -> dict[str, Any]:
+    """The page's fixed labels in the player's language (the same object every time:
+    callers must not change it)."""
+    keys = {
+        "take": "hand.take",
+        "pass": "hand.pass",
+        "trump": "app.trump",
+        "stock": "app.stock",
+        "discard": "app.discard",
+        "last_bout": "app.last_bout",
+        "log": "app.log",
+        "offline": "app.offline",
+        "auth_failed": "app.auth_failed",
+        "not_seated": "app.not_seated",
+        "pick_attack": "app.pick_attack",
+        "start": "lobby.start",
+        "title": "table.title",
+        "empty": "table.empty",
+    }
+    out: dict[str, Any] = {name: plain(tr.t(key)) for name, key in keys.items()}
+    out["ranks"] = {letter: tr.rank(rank) for rank, letter in RANK_LETTERS.items()}
+    return out
+
+
+def event_line(event: Event, names: list[str], tr: Translator) -> str | None:
+    """One public event as a log line (the same catalogue texts as the group message)."""
+    if isinstance(event, Attacked):
+        line = tr.t("event.attacked", name=names[event.player], cards=tr.cards(event.cards))
+    elif isinstance(event, Beaten):
+        line = tr.t(
+            "event.beaten",
+            name=names[event.player],
+            attack=tr.card(event.attack),
+            card=tr.card(event.card),
+        )
+    elif isinstance(event, Transferred):
+        line = tr.t(
+            "event.transferred",
+            name=names[event.player],
+            card=tr.card(event.card),
+            target=names[event.to],
+        )
+    elif isinstance(event, Took):
+        line = tr.t("event.took", name=names[event.player])
+    elif isinstance(event, Passed):
+        line = tr.t("event.passed", name=names[event.player])
+    elif isinstance(event, PickedUp):
+        line = tr.n("event.picked_up", len(event.cards), name=names[event.player])
+    elif isinstance(event, Discarded):
+        line = tr.n("event.discarded", len(event.cards))
+    elif isinstance(event, Swapped):
+        line = tr.t(
+            "event.swapped",
+            name=names[event.player],
+            gave=tr.card(event.gave),
+            got=tr.card(event.got),
+        )
+    elif isinstance(event, PlayerOut):
+        line = tr.t("event.out", name=names[event.player])
+    else:
+        return None
+    return plain(line)
+
+
+def last_bout(history: tuple[Event, ...], names: list[str], tr: Translator) -> JsonDict | None:
+    """The cards of the last finished bout as attack/defence pairs, and how it ended."""
+    end = next(
+        (
+            i
+            for i in range(len(history) - 1, -1, -1)
+            if isinstance(history[i], Discarded | PickedUp)
+        ),
+        None,
+    )
+    if end is None:
+        return None
+    begin = next((i for i in range(end - 1, -1, -1) if isinstance(history[i], BoutStarted)), -1)
+    pairs: list[list[str | None]] = []
+    for event in history[begin + 1 : end]:
+        if isinstance(event, Attacked):
+            pairs.extend([str(c), None] for c in event.cards)
+        elif isinstance(event, Transferred):
+            pairs.append([str(event.card), None])
+        elif isinstance(event, Beaten):
+            for pair in pairs:
+                if pair[0] == str(event.attack):
+                    pair[1] = str(event.card)
+    return {"pairs": pairs, "outcome": event_line(history[end], names, tr)}
+
+
+def role_of(v: PlayerView, seat: int) -> str:
+    if seat in v.out:
+        return "out"
+    if seat == v.defender:
+        return "defender"
+    if seat == v.attacker:
+        return "attacker"
+    return "player"
+
+
+def _role_text(role: str, cards: int, tr: Translator) -> str:
+    if role == "out":
+        return plain(tr.t("role.out"))
+    return plain(tr.n(f"role.{role}", cards))
+
+
+def _prompt(table: Table, v: PlayerView, seat: int, names: list[str], tr: Translator) -> str:
+    if table.seats[seat].computer:
+        return plain(tr.t("hand.ai_plays"))
+    if seat in v.out:
+        return plain(tr.t("hand.out"))
+    if seat == v.must_act.player:  # the leader or the defender: the game needs them
+        return plain(tr.t("hand.prompt_defend" if v.table else "hand.prompt_lead"))
+    if any(not isinstance(a, Swap) for a in v.legal_actions):
+        return plain(tr.t("hand.prompt_throw_in"))
+    waiting = ", ".join(names[s] for s in v.waiting_for)
+    return plain(tr.t("app.waiting", names=waiting)) if waiting else plain(tr.t("hand.wait"))
+
+
+def _result(table: Table, tr: Translator) -> JsonDict:
+    """The group's result message (places, durak or losing team, series), as lines."""
+    rendered = results_message(table, tr)
+    title, *lines = plain(rendered.text).split("\n")
+    buttons = rendered.markup.inline_keyboard if rendered.markup else ()
+    rematch = buttons[0][0].text if buttons and buttons[0] else ""
+    return {"title": title, "lines": lines, "durak": table.final_durak, "rematch": rematch}
+
+
+def button_label(action: Action, tr: Translator) -> str | None:
+    """Button text of an action the page offers as a button; None for the ones made by
+    tapping cards (a single-card attack, a beat)."""
+    if isinstance(action, Take | Pass):
+        return plain(tr.t(f"hand.{action.kind}"))
+    if isinstance(action, Transfer | Swap):
+        return plain(tr.t(f"hand.{action.kind}", card=tr.card(action.card)))
+    if isinstance(action, Attack) and len(action.cards) > 1:
+        return tr.cards(action.cards)
+    return None
+
+
+def game_state(table: Table, seat: int, tr: Translator, state: State | None = None) -> JsonDict:
+    """What ``seat`` sees of ``table`` (a lobby, a running or a finished game).
+    ``state``: the table's engine state when the caller has parsed it already."""
+    names = [seat_label(s, tr) for s in table.seats]
+    base: JsonDict = {
+        "game": table.game_id,
+        "phase": table.phase,
+        "seat": seat,
+        "lang": tr.lang,
+        "texts": texts(tr),
+        "title": table.chat_title,
+    }
+    if table.state is None:  # a lobby, or a lobby that was cancelled
+        base.update(
+            hand=[], legal=[], labels={}, table=[], trump=None, trump_suit=None, stock=0,
+            discard=0, step=0, waiting=[], deadline=None, log=[], last_bout=None,
+            players=[
+                {"seat": i, "name": names[i], "cards": 0, "role": "player", "label": "",
+                 "me": i == seat, "computer": s.computer, "waiting": False}
+                for i, s in enumerate(table.seats)
+            ],
+            prompt=plain(tr.t("lobby.hint")),
+            can_start=table.phase == "lobby" and table.creator_id == table.seats[seat].user_id,
+        )  # fmt: skip
+        return base
+    state = state or table.engine_state()
+    v = view(state, seat)
+    playing = table.phase == "playing"
+    legal = v.legal_actions if playing and not table.seats[seat].computer else ()
+    waiting = set(v.waiting_for) if playing else set()
+    players = []
+    for i, s in enumerate(table.seats):
+        role = role_of(v, i)
+        players.append(
+            {
+                "seat": i,
+                "name": names[i],
+                "cards": v.hand_sizes[i],
+                "role": role,
+                "label": _role_text(role, v.hand_sizes[i], tr),
+                "me": i == seat,
+                "computer": s.computer,
+                "waiting": i in waiting,
+            }
+        )
+    log: list[str] = []
+    for event in reversed(v.history):  # only the last few: a long game has hundreds
+        line = event_line(event, names, tr)
+        if line is not None:
+            log.append(line)
+            if len(log) == LOG_LINES:
+                break
+    log.reverse()
+    base.update(
+        hand=[str(c) for c in v.hand],
+        legal=[str(a) for a in legal],
+        labels={str(a): label for a in legal if (label := button_label(a, tr)) is not None},
+        table=[[str(a), str(d) if d is not None else None] for a, d in v.table],
+        trump=str(v.trump_card),
+        trump_suit=v.trump_card.suit.symbol,
+        trump_in_stock=v.trump_card_in_stock,
+        stock=v.stock_count,
+        discard=v.discard_count,
+        step=v.step,
+        waiting=[{"seat": s, "name": names[s]} for s in sorted(waiting)],
+        deadline=table.turn_deadline if playing else None,
+        players=players,
+        log=log,
+        last_bout=last_bout(v.history, names, tr),
+        prompt=_prompt(table, v, seat, names, tr) if playing else "",
+        can_start=False,
+    )
+    if table.phase == "finished":
+        base["result"] = _result(table, tr)
+    return base
+
+
+def moved_on(game_id: str, table: Table, user_id: int) -> JsonDict:
+    """A game that is no longer the chat's current one; ``next`` when the user sits in
+    the one that replaced it (a rematch), so the page can follow."""
+    seated = table.seat_of(user_id) is not None and table.phase != "cancelled"
+    return {"game": game_id, "phase": "moved", "next": table.game_id if seated else None}

@@ -13,11 +13,16 @@ from telegram.error import TelegramError
 from telegram.ext import Application, ApplicationBuilder
 
 from bot.ai_runner import AiRunner
+from bot.bounded import BoundedDict
 from bot.config import Settings
+from bot.guard import Guard
 from bot.handlers import HANDLERS_KEY, Handlers
+from bot.migration import install_migration
 from bot.outbox import Outbox
+from bot.recovery import RedisWatch
 from bot.service import Games, Timing
 from bot.storage import Storage
+from bot.turns import TurnGate
 from locales import SUPPORTED, translator
 
 log = logging.getLogger(__name__)
@@ -25,6 +30,9 @@ log = logging.getLogger(__name__)
 GROUP_COMMANDS = ("newgame", "rules", "stats", "language", "help")
 PRIVATE_COMMANDS = ("start", "stats", "rules", "language", "help")
 GAMES_KEY = "durak.games"
+GUARD_KEY = "durak.guard"
+WATCH_KEY = "durak.redis_watch"
+MAX_ADMIN_ANSWERS = 20_000
 
 
 def build_application(
@@ -36,7 +44,12 @@ def build_application(
     set_commands: bool = True,
 ) -> Application[Any, Any, Any, Any, Any, Any]:
     """The bot, ready for ``run_polling``/``run_webhook`` (or ``start_bot`` in tests)."""
-    storage = Storage(redis, finished_ttl=settings.finished_ttl, idle_ttl=settings.idle_ttl)
+    storage = Storage(
+        redis,
+        finished_ttl=settings.finished_ttl,
+        idle_ttl=settings.idle_ttl,
+        settings_ttl=settings.settings_ttl,
+    )
     timing = Timing(settings.turn_timeout, settings.ai_delay, settings.notify_quiet)
     games = Games(storage, timing, AiRunner(ai_processes), clock=clock)
 
@@ -52,6 +65,12 @@ def build_application(
         .base_url(f"{settings.telegram_api_url.rstrip('/')}/bot")
         .base_file_url(f"{settings.telegram_api_url.rstrip('/')}/file/bot")
         .concurrent_updates(256)
+        # PTB's 5 s default is shorter than Telegram's slow moments; a timed-out request
+        # may still be carried out, so waiting longer means fewer unknown outcomes.
+        .read_timeout(settings.bot_api_timeout)
+        .write_timeout(settings.bot_api_timeout)
+        .connect_timeout(min(10.0, settings.bot_api_timeout))
+        .pool_timeout(settings.bot_api_timeout)
         .post_init(post_init)
         .post_stop(post_stop)
         .build()
@@ -67,8 +86,19 @@ def build_application(
         calm_delay=settings.calm_delay,
         private_interval=settings.private_interval,
         global_rate=settings.global_rate,
+        wall_clock=clock,
+        settle_delay=settings.bot_api_timeout,
     )
-    Handlers(games).install(app)
+    # The scheduler asks the turn gate first: no deadline passes on a hand not yet shown.
+    games.scheduler.fire = TurnGate(games).fire
+    guard = Guard(games)
+    guard.install(app)
+    install_migration(app, games)
+    handlers = Handlers(games)
+    handlers.admins = BoundedDict(MAX_ADMIN_ANSWERS)  # forgotten answers are asked again
+    handlers.install(app)
+    app.bot_data[GUARD_KEY] = guard
+    app.bot_data[WATCH_KEY] = RedisWatch(games)
     return app
 
 
@@ -88,6 +118,9 @@ async def start_services(
         await publish_commands(app)
     games.scheduler.start()
     await games.resume()
+    watch = app.bot_data.get(WATCH_KEY)
+    if isinstance(watch, RedisWatch):
+        watch.start()
 
 
 async def stop_services(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
@@ -95,6 +128,9 @@ async def stop_services(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     handlers = app.bot_data.get(HANDLERS_KEY)
     if isinstance(handlers, Handlers):
         log.info("%s", handlers.latency_summary())
+    watch = app.bot_data.get(WATCH_KEY)
+    if isinstance(watch, RedisWatch):
+        await watch.stop()
     await games.scheduler.stop()
     await games.box.close()
     games.ai.close()

@@ -31,6 +31,9 @@ class Settings(BaseSettings):
     """Seconds a player has for a move before the bot moves for them."""
     ai_delay: float = Field(1.2, ge=0)
     """Seconds a computer player 'thinks' before it moves, so the table is readable."""
+    bot_api_timeout: float = Field(30.0, gt=0)
+    """Seconds to wait for a Bot API answer. Generous on purpose: a request that timed
+    out may still have been carried out, so the bot never repeats it blindly."""
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     """Logging verbosity."""
     webhook_url: str | None = None
@@ -61,6 +64,8 @@ class Settings(BaseSettings):
     """Seconds a finished or cancelled game is kept."""
     idle_ttl: int = Field(7 * 24 * 3600, gt=0)
     """Seconds an untouched lobby or game is kept before it expires."""
+    settings_ttl: int = Field(180 * 24 * 3600, gt=0)
+    """Seconds a group's settings and a user's preferences are kept after their last use."""
 
     @field_validator("telegram_bot_token", mode="before")
     @classmethod

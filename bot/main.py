@@ -56,8 +56,14 @@ def connect(settings: Settings) -> Redis:
     if settings.redis_url:
         # A blocking pool: a burst of updates waits for a free connection instead of
         # failing with "Too many connections".
+        # Socket timeouts: during an outage a call fails within seconds (taps then get
+        # "try again") instead of hanging on a dead connection.
         pool = BlockingConnectionPool.from_url(
-            settings.redis_url, max_connections=settings.redis_max_connections, timeout=20
+            settings.redis_url,
+            max_connections=settings.redis_max_connections,
+            timeout=20,
+            socket_timeout=5,
+            socket_connect_timeout=3,
         )
         return Redis(connection_pool=pool)
     import fakeredis

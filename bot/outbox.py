@@ -6,12 +6,21 @@ holds *what* to refresh, not rendered text: a refresh job reads the latest recor
 from Redis when its turn comes, so many quick moves coalesce into one edit, and a
 429 only delays the edit — the move itself is already stored. Unchanged content is
 never re-sent, and "message is not modified" counts as success.
+
+Failures: refreshes are retried with backoff until they land (they re-read the record,
+so a retry shows the latest state, and a finished game's last refresh is the results).
+A request that timed out may still have been carried out, so it is never repeated
+blindly: a reply is dropped, an edit waits until the late one must have landed, and a
+new message whose id we never learned is treated as shown until the next change. In a
+group the table and the results go before announcements, and command replies come last,
+merged (one pending per kind) and bounded. Idle chats are forgotten.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import datetime as dtm
 import itertools
 import logging
@@ -21,9 +30,12 @@ from collections.abc import Awaitable, Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from redis.exceptions import RedisError
 from telegram import Bot, Message
-from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
+from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter, TelegramError
 
+from bot.bounded import BoundedDict
+from bot.delivery import backoff_seconds, possibly_applied, transient
 from bot.pacing import ChatPacer, GlobalLimiter
 from bot.records import Table
 from bot.render import Rendered
@@ -36,7 +48,30 @@ HandMode = tuple[Literal["pick", "leave"], int]
 
 GroupRenderer = Callable[[Table], Awaitable[Rendered]]
 HandRenderer = Callable[[Table, int, HandMode | None], Awaitable[Rendered]]
+MigrationHook = Callable[[int, int], Awaitable[None]]
 MAX_ATTEMPTS = 5
+"""For errors that will not pass by themselves (a bad request): then the job is dropped."""
+
+TABLE, ANNOUNCE, REPLY = 0, 1, 2
+"""Priorities in a chat's lane: the table (and results) first, command replies last."""
+MAX_PENDING_REPLIES = 6
+"""Per chat: more pending command replies than this drop the oldest (a flood's tail)."""
+MAX_PENDING_ANNOUNCEMENTS = 50
+MAX_REMEMBERED = 20_000
+"""Digests, modes and unconfirmed sends kept (least recently written forgotten first)."""
+
+
+@dataclass
+class ReplyScope:
+    """The command being answered: its replies merge with a pending reply of that kind."""
+
+    kind: str
+    count: int = 0
+
+
+REPLY_SCOPE: contextvars.ContextVar[ReplyScope | None] = contextvars.ContextVar(
+    "durak_reply_scope", default=None
+)
 
 
 def retry_seconds(err: RetryAfter) -> float:
@@ -54,6 +89,9 @@ class Job:
     attempts: int = 0
     not_before: float = 0.0
     """A calm refresh waits until then, so a quick next change merges into it."""
+    priority: int = TABLE
+    refresh: bool = True
+    """A refresh re-reads the record, so it may run again; a one-off message may not."""
 
 
 @dataclass
@@ -73,6 +111,10 @@ class OutboxStats:
     skipped: int = 0
     retry_after: int = 0
     not_modified: int = 0
+    unconfirmed: int = 0
+    """Requests that timed out and may or may not have been carried out."""
+    dropped_replies: int = 0
+    retried: int = 0
 
 
 class Outbox:
@@ -89,7 +131,12 @@ class Outbox:
         private_interval: float,
         global_rate: float,
         clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
+        settle_delay: float = 30.0,
+        idle_forget: float = 120.0,
     ) -> None:
+        """``settle_delay``: how long a timed-out request may still land (the read timeout);
+        ``idle_forget``: seconds after which an idle chat's lane is dropped."""
         self.bot = bot
         self.storage = storage
         self.render_group = render_group
@@ -100,10 +147,28 @@ class Outbox:
         self.private_interval = private_interval
         self.clock = clock
         self.limiter = GlobalLimiter(global_rate, clock)
+        self.wall_clock = wall_clock
+        self.settle_delay = settle_delay
+        self.reconcile_after = 2 * settle_delay
+        """A hand send that timed out and was not used since may be sent again after this,
+        when the game waits for that player (the turn gate asks)."""
+        self.idle_forget = idle_forget
         self.lanes: dict[int, Lane] = {}
-        self.digests: dict[tuple[int, int], str] = {}
-        self.modes: dict[tuple[int, int], tuple[str, int, HandMode]] = {}
+        self.digests: BoundedDict[tuple[int, int], str] = BoundedDict(MAX_REMEMBERED)
+        self.modes: BoundedDict[tuple[int, int], tuple[str, int, HandMode]] = BoundedDict(
+            MAX_REMEMBERED
+        )
+        self.unconfirmed: BoundedDict[tuple[int, Hashable], tuple[str, float]] = BoundedDict(
+            MAX_REMEMBERED
+        )
+        """(chat, slot) -> digest and time of a new message whose send timed out."""
+        self.shown: BoundedDict[tuple[int, int], tuple[str, int]] = BoundedDict(MAX_REMEMBERED)
+        """(group, user) -> the game and step whose hand was last marked as on screen."""
+        self.live_tables: BoundedDict[int, tuple[str, int]] = BoundedDict(MAX_REMEMBERED)
+        """Group -> (game id, message id) of a lobby or game this process shows."""
+        self.on_migrated: MigrationHook | None = None
         self.stats = OutboxStats()
+        self._last_sweep = clock()
         self._ids = itertools.count()
         self._idle = asyncio.Event()
         self._idle.set()
@@ -145,13 +210,17 @@ class Outbox:
         *,
         reply_to: int | None = None,
         on_sent: Callable[[Message], Awaitable[None]] | None = None,
+        kind: str | None = None,
     ) -> None:
-        """Send a new message (paced like everything else in that chat)."""
+        """Send a new message (paced like everything else in that chat).
+
+        A command's reply (``kind``, or the command being handled) replaces a pending
+        reply of the same kind in that chat and waits behind the game's messages."""
 
         async def run(lane: Lane, job: Job) -> None:
             await self._pace(lane)
             message = await self.bot.send_message(
-                chat_id,
+                lane.chat_id,
                 content.text,
                 parse_mode="HTML",
                 reply_markup=content.markup,
@@ -162,7 +231,17 @@ class Outbox:
             if on_sent is not None:
                 await on_sent(message)
 
-        self._enqueue(chat_id, ("say", next(self._ids)), Job(run))
+        scope = REPLY_SCOPE.get()
+        key: Hashable
+        if kind is None and scope is not None:
+            # One command may answer with several messages (the rules): merge each part.
+            kind = f"{scope.kind}#{scope.count}"
+            scope.count += 1
+        if kind is not None:
+            key, priority = ("reply", kind), REPLY
+        else:
+            key, priority = ("say", next(self._ids)), ANNOUNCE
+        self._enqueue(chat_id, key, Job(run, priority=priority, refresh=False), replace=True)
 
     async def idle(self) -> None:
         """Wait until every lane is empty (tests, shutdown)."""
@@ -180,9 +259,10 @@ class Outbox:
 
     # --- lanes ------------------------------------------------------------------------------
 
-    def _enqueue(self, chat_id: int, key: Hashable, job: Job) -> None:
+    def _enqueue(self, chat_id: int, key: Hashable, job: Job, *, replace: bool = False) -> None:
         if self.closed:
             return
+        self._sweep()
         lane = self.lanes.get(chat_id)
         if lane is None:
             group = chat_id < 0
@@ -194,21 +274,45 @@ class Outbox:
             )
             lane = self.lanes[chat_id] = Lane(chat_id, pacer)
         existing = lane.jobs.get(key)
-        if existing is not None:
+        if existing is not None and not replace:
             existing.notify = existing.notify or job.notify
             existing.not_before = min(existing.not_before, job.not_before)
         else:
-            lane.jobs[key] = job
+            lane.jobs[key] = job  # a newer reply of one kind takes the pending one's place
+            if job.priority != TABLE:
+                self._bound(lane, job.priority)
         lane.wake.set()
         if lane.task is None or lane.task.done():
             self._active += 1
             lane.task = asyncio.create_task(self._drain(lane), name=f"outbox:{chat_id}")
 
+    def _bound(self, lane: Lane, priority: int) -> None:
+        limit = MAX_PENDING_REPLIES if priority == REPLY else MAX_PENDING_ANNOUNCEMENTS
+        same = [k for k, j in lane.jobs.items() if j.priority == priority]
+        for key in same[: max(0, len(same) - limit)]:
+            del lane.jobs[key]
+            self.stats.dropped_replies += 1
+
+    def _sweep(self) -> None:
+        """Forget lanes idle for a while: their pacing windows are long over."""
+        now = self.clock()
+        if now - self._last_sweep < self.idle_forget / 4:
+            return
+        self._last_sweep = now
+        for chat_id, lane in list(self.lanes.items()):
+            busy = lane.jobs or (lane.task is not None and not lane.task.done())
+            if not busy and lane.pacer.idle_for() >= self.idle_forget:
+                del self.lanes[chat_id]
+
     async def _drain(self, lane: Lane) -> None:
         try:
             while lane.jobs and not self.closed:
                 now = self.clock()
-                ready = next(((k, j) for k, j in lane.jobs.items() if j.not_before <= now), None)
+                ready = min(
+                    ((k, j) for k, j in lane.jobs.items() if j.not_before <= now),
+                    key=lambda item: item[1].priority,
+                    default=None,
+                )
                 if ready is None:
                     # Only calm refreshes are left: wait for their time or for news.
                     wait = min(j.not_before for j in lane.jobs.values()) - now
@@ -230,19 +334,46 @@ class Outbox:
                     log.warning("429 in chat %s: retrying in %ss", lane.chat_id, seconds)
                     lane.pacer.back_off(seconds)
                     self._requeue(lane, key, job)
+                except ChatMigrated as err:
+                    self._requeue(lane, key, job)
+                    await self._migrated(lane, err.new_chat_id)
+                    return
                 except Forbidden as err:
                     await self._forbidden(lane.chat_id, err)
-                except TelegramError as err:
-                    job.attempts += 1
-                    log.warning("Bot API error in chat %s: %s", lane.chat_id, err)
-                    if job.attempts < MAX_ATTEMPTS:
-                        lane.pacer.back_off(0.5 * job.attempts)
-                        self._requeue(lane, key, job)
+                except (TelegramError, RedisError) as err:
+                    self._failed(lane, key, job, err)
                 except Exception:
                     log.exception("outbox job failed in chat %s", lane.chat_id)
         finally:
             self._active -= 1
             self._idle.set()
+
+    def _failed(self, lane: Lane, key: Hashable, job: Job, err: Exception) -> None:
+        job.attempts += 1
+        log.warning("output to chat %s failed (attempt %s): %s", lane.chat_id, job.attempts, err)
+        if isinstance(err, TelegramError) and possibly_applied(err):
+            self.stats.unconfirmed += 1
+            if not job.refresh:
+                return  # the reply may be showing already: never send it twice
+            # A late edit may still land: ours goes after it, with the latest content.
+            lane.pacer.back_off(self.settle_delay)
+            self._requeue(lane, key, job)
+            return
+        if (transient(err) and job.refresh) or job.attempts < MAX_ATTEMPTS:
+            self.stats.retried += 1
+            lane.pacer.back_off(backoff_seconds(job.attempts))
+            self._requeue(lane, key, job)
+
+    async def _migrated(self, lane: Lane, new_chat_id: int) -> None:
+        """The group became a supergroup: move the game there and send there from now on."""
+        old = lane.chat_id
+        log.info("chat %s migrated to %s", old, new_chat_id)
+        if self.on_migrated is not None:
+            await self.on_migrated(old, new_chat_id)
+        jobs, lane.jobs = lane.jobs, {}
+        self.live_tables.pop(old, None)
+        for key, job in jobs.items():
+            self._enqueue(new_chat_id, key, job)
 
     @staticmethod
     def _requeue(lane: Lane, key: Hashable, job: Job) -> None:
@@ -270,9 +401,20 @@ class Outbox:
     # --- refreshing one message -----------------------------------------------------------
 
     async def _edit_or_send(
-        self, lane: Lane, content: Rendered, message_id: int | None, *, force_new: bool
+        self,
+        lane: Lane,
+        content: Rendered,
+        message_id: int | None,
+        *,
+        force_new: bool,
+        slot: Hashable,
+        reconcile: bool = False,
     ) -> int | None:
-        """Show ``content`` in ``message_id`` (or a new message); returns a new id if sent."""
+        """Show ``content`` in ``message_id`` (or a new message); returns a new id if sent.
+
+        ``slot`` names the message's role (the table, one user's hand) for remembering
+        a send that timed out: its content counts as shown until the next change, or
+        (``reconcile``) until ``reconcile_after`` passed without anyone using it."""
         chat_id = lane.chat_id
         digest = content.digest()
         if message_id is not None and not force_new:
@@ -290,29 +432,56 @@ class Outbox:
                 )
                 self.stats.edited += 1
                 self.digests[(chat_id, message_id)] = digest
+                self.unconfirmed.pop((chat_id, slot), None)
                 return None
             except BadRequest as err:
                 text = str(err).lower()
                 if "not modified" in text:
                     self.stats.not_modified += 1
                     self.digests[(chat_id, message_id)] = digest
+                    self.unconfirmed.pop((chat_id, slot), None)
                     return None
                 if "not found" not in text and "can't be edited" not in text:
                     raise
+            except TelegramError as err:
+                if possibly_applied(err):
+                    # What shows is unknown until our next edit lands after the late one.
+                    self.digests.pop((chat_id, message_id), None)
+                raise
+        attempt = self.unconfirmed.get((chat_id, slot))
+        same = attempt is not None and message_id is None and attempt[0] == digest
+        if attempt is not None and same:
+            fresh = self.clock() - attempt[1] < self.reconcile_after
+            if fresh or not reconcile:
+                self.stats.skipped += 1  # possibly showing already: wait for a change
+                return None
         await self._pace(lane)
-        message = await self.bot.send_message(
-            chat_id, content.text, parse_mode="HTML", reply_markup=content.markup
-        )
+        try:
+            message = await self.bot.send_message(
+                chat_id, content.text, parse_mode="HTML", reply_markup=content.markup
+            )
+        except TelegramError as err:
+            if not possibly_applied(err):
+                raise
+            self.stats.unconfirmed += 1
+            self.unconfirmed[(chat_id, slot)] = (digest, self.clock())
+            log.warning("send to chat %s timed out; treating it as shown", chat_id)
+            return None
+        self.unconfirmed.pop((chat_id, slot), None)
         self.stats.sent += 1
         self.digests[(chat_id, message.message_id)] = digest
         if message_id is not None:
             self.digests.pop((chat_id, message_id), None)
-            try:
-                await self.bot.delete_message(chat_id, message_id)
-                self.stats.deleted += 1
-            except TelegramError as err:
-                log.debug("could not delete %s/%s: %s", chat_id, message_id, err)
+            await self.retire(chat_id, message_id)
         return message.message_id
+
+    async def retire(self, chat_id: int, message_id: int) -> None:
+        """Delete a message we no longer keep up to date (its buttons would mislead)."""
+        try:
+            await self.bot.delete_message(chat_id, message_id)
+            self.stats.deleted += 1
+        except TelegramError as err:
+            log.debug("could not delete %s/%s: %s", chat_id, message_id, err)
 
     def _group_job(self, chat_id: int) -> Callable[[Lane, Job], Awaitable[None]]:
         async def run(lane: Lane, job: Job) -> None:
@@ -324,9 +493,16 @@ class Outbox:
             current = table.lobby_message_id if lobby else table.table_message_id
             if table.phase == "cancelled" and current is None:
                 return
-            new_id = await self._edit_or_send(lane, content, current, force_new=False)
+            new_id = await self._edit_or_send(
+                lane, content, current, force_new=False, slot=("group", table.game_id)
+            )
             if new_id is not None:
-                await self._store_group_id(chat_id, table.game_id, lobby, new_id)
+                await self._store_group_id(table.chat_id, table.game_id, lobby, new_id)
+            shown = new_id or current
+            if table.phase in ("lobby", "playing") and shown is not None:
+                self.live_tables[table.chat_id] = (table.game_id, shown)
+            else:
+                self.live_tables.pop(table.chat_id, None)
 
         return run
 
@@ -355,14 +531,28 @@ class Outbox:
                 return
             mode = self._mode(chat_id, user_id, table)
             content = await self.render_hand(table, seat, mode)
+            slot = ("hand", table.chat_id, table.game_id)
             new_id = await self._edit_or_send(
                 lane,
                 content,
                 info.hand_message_id,
                 force_new=job.notify and table.phase == "playing",
+                slot=slot,
+                reconcile=table.phase == "playing",
             )
             if new_id is not None:
-                await self._store_hand_id(chat_id, table.game_id, seat, new_id)
+                await self._store_hand_id(table.chat_id, table.game_id, seat, new_id)
+            on_screen = new_id is not None or info.hand_message_id is not None
+            confirmed = on_screen and (lane.chat_id, slot) not in self.unconfirmed
+            if confirmed and table.phase == "playing":
+                # The turn timer waits for this (see bot.turns).
+                step = int(table.state.get("step", 0))
+                seen = (table.game_id, step)
+                if self.shown.get((table.chat_id, user_id)) != seen:
+                    await self.storage.mark_hand_shown(
+                        table.chat_id, user_id, table.game_id, step, self.wall_clock()
+                    )
+                    self.shown[(table.chat_id, user_id)] = seen
 
         return run
 

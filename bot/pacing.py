@@ -76,5 +76,10 @@ class ChatPacer:
     def record(self) -> None:
         self.sent.append(self.clock())
 
+    def idle_for(self) -> float:
+        """Seconds since this chat's last send (or back-off end); infinite if none."""
+        last = max(self.sent[-1] if self.sent else float("-inf"), self.not_before)
+        return self.clock() - last
+
     def back_off(self, seconds: float) -> None:
         self.not_before = max(self.not_before, self.clock() + seconds)

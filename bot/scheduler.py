@@ -5,6 +5,9 @@ move or a turn deadline). Any process may claim a due entry; ZREM decides the on
 winner. The loop sleeps until the earliest entry (at most ``max_sleep``, so timers
 set by other processes are seen) or until this process adds an earlier one. After
 a restart the entries are still in Redis, so every game's timer still fires.
+
+A timer that cannot be written (Redis unreachable) is kept in memory and written again
+on every tick until Redis takes it: a claimed timer whose game failed is never lost.
 """
 
 from __future__ import annotations
@@ -38,10 +41,23 @@ class Scheduler:
         self._running: set[asyncio.Task[None]] = set()
         self._busy: set[int] = set()
         self._stopping = False
+        self.unsaved: dict[int, float] = {}
+        """Timers Redis did not take yet: chat id -> due time."""
 
     async def schedule(self, chat_id: int, due: float) -> None:
-        await self.storage.set_timer(chat_id, due)
+        """Set the chat's timer; never raises: a failed write is kept and retried."""
+        try:
+            await self.storage.set_timer(chat_id, due)
+        except Exception as err:
+            log.warning("could not set the timer of chat %s (%s); keeping it", chat_id, err)
+            self.unsaved[chat_id] = min(due, self.unsaved.get(chat_id, due))
         self._wake.set()
+
+    async def _flush_unsaved(self) -> None:
+        for chat_id, due in list(self.unsaved.items()):
+            await self.storage.set_timer(chat_id, due)  # raises while Redis is away
+            if self.unsaved.get(chat_id) == due:
+                del self.unsaved[chat_id]
 
     def wake(self) -> None:
         """Look at the timers now (e.g. after the clock jumped)."""
@@ -79,6 +95,7 @@ class Scheduler:
 
     async def _tick(self) -> None:
         self._wake.clear()
+        await self._flush_unsaved()
         for chat_id in await self.storage.claim_due(self.clock()):
             task = asyncio.create_task(self._fire(chat_id))
             self._running.add(task)
@@ -97,4 +114,4 @@ class Scheduler:
             await self.fire(chat_id)
         except Exception:
             log.exception("timer of chat %s failed; retrying shortly", chat_id)
-            await self.storage.set_timer(chat_id, self.clock() + 1.0)
+            await self.schedule(chat_id, self.clock() + 1.0)

@@ -37,6 +37,20 @@ def settings_key(chat_id: int) -> str:
     return f"durak:{{{chat_id}}}:settings"
 
 
+def moved_key(chat_id: int) -> str:
+    """Where a group that became a supergroup lives now (old ids in buttons follow it)."""
+    return f"durak:{{{chat_id}}}:moved"
+
+
+def shown_key(chat_id: int) -> str:
+    """Per player of the chat's game: the step of the last hand known to be on screen."""
+    return f"durak:{{{chat_id}}}:shown"
+
+
+def lost_key(chat_id: int, game_id: str) -> str:
+    return f"durak:{{{chat_id}}}:lost:{game_id}"
+
+
 def user_key(user_id: int) -> str:
     return f"durak:user:{{{user_id}}}"
 
@@ -51,6 +65,14 @@ RUNNING_KEY = "durak:{timers}:running"
 
 class StorageConflict(RuntimeError):
     """The same record kept changing under us; give up rather than spin."""
+
+
+@dataclass(frozen=True)
+class HandShown:
+    game_id: str
+    step: int
+    at: float
+    """Wall-clock time the hand for ``step`` was confirmed on screen."""
 
 
 @dataclass
@@ -76,16 +98,33 @@ class Write(Generic[T]):
 class Storage:
     """All Redis access of the bot goes through here."""
 
-    def __init__(self, redis: Redis, *, finished_ttl: int, idle_ttl: int) -> None:
+    def __init__(
+        self,
+        redis: Redis,
+        *,
+        finished_ttl: int,
+        idle_ttl: int,
+        settings_ttl: int = 180 * 24 * 3600,
+    ) -> None:
         self.redis = redis
         self.finished_ttl = finished_ttl
         self.idle_ttl = idle_ttl
+        self.settings_ttl = settings_ttl
+        """Group settings and user records expire this long after their last use."""
 
     # --- tables -------------------------------------------------------------------
 
     async def load_table(self, chat_id: int) -> Table | None:
         raw = await self.redis.get(table_key(chat_id))
+        if raw is None:
+            moved = await self.moved_to(chat_id)
+            if moved is not None:
+                raw = await self.redis.get(table_key(moved))
         return _parse_table(raw)
+
+    async def moved_to(self, chat_id: int) -> int | None:
+        raw = await self.redis.get(moved_key(chat_id))
+        return None if raw is None else int(raw)
 
     async def update_table(self, chat_id: int, change: Callable[[Table | None], Write[T]]) -> T:
         """Run ``change`` on the current table and store its result atomically.
@@ -93,11 +132,19 @@ class Storage:
         ``change`` may run more than once (after a conflict), so it must be pure.
         """
         key = table_key(chat_id)
+        redirected = False
         for _ in range(MAX_RETRIES):
             async with self.redis.pipeline(transaction=True) as pipe:
                 try:
                     await pipe.watch(key)
                     current = _parse_table(await pipe.get(key))
+                    if current is None and not redirected:
+                        redirected = True
+                        moved = await self.moved_to(chat_id)
+                        if moved is not None:  # the group became a supergroup
+                            chat_id, key = moved, table_key(moved)
+                            await pipe.unwatch()  # type: ignore[no-untyped-call]
+                            continue
                     write = change(current)
                     if write.table is None:
                         await pipe.unwatch()  # type: ignore[no-untyped-call]
@@ -134,6 +181,92 @@ class Storage:
     async def running_chats(self) -> list[int]:
         return [int(m) for m in await self.redis.smembers(RUNNING_KEY)]
 
+    async def migrate_chat(self, old: int, new: int) -> Table | None:
+        """Move a group's game, statistics and settings to its new (supergroup) id in one
+        transaction; returns the moved table. Safe to call twice (the second does nothing).
+
+        With Redis Cluster the two ids' keys live in different slots: this needs one node.
+        """
+        watched = [table_key(old), table_key(new), stats_key(old), settings_key(old)]
+        for _ in range(MAX_RETRIES):
+            async with self.redis.pipeline(transaction=True) as pipe:
+                try:
+                    await pipe.watch(*watched)
+                    table = _parse_table(await pipe.get(table_key(old)))
+                    taken = await pipe.exists(table_key(new))
+                    stats = await pipe.hgetall(stats_key(old))
+                    chat_settings = await pipe.get(settings_key(old))
+                    has_settings = await pipe.exists(settings_key(new))
+                    due = await pipe.zscore(TIMERS_KEY, str(old))
+                    pipe.multi()  # type: ignore[no-untyped-call]
+                    moved = None
+                    if table is not None and not taken:
+                        # Message ids belong to the old chat: the new one gets new messages.
+                        moved = table.model_copy(
+                            update={
+                                "chat_id": new,
+                                "table_message_id": None,
+                                "lobby_message_id": None,
+                            }
+                        )
+                        ttl = self.finished_ttl if moved.phase in ENDED_PHASES else self.idle_ttl
+                        pipe.set(table_key(new), moved.to_json(), ex=ttl)
+                        if moved.phase == "playing":
+                            pipe.sadd(RUNNING_KEY, str(new))
+                            if due is not None:
+                                pipe.zadd(TIMERS_KEY, {str(new): due})
+                    pipe.delete(table_key(old), shown_key(old))
+                    pipe.srem(RUNNING_KEY, str(old))
+                    pipe.zrem(TIMERS_KEY, str(old))
+                    for field_name, value in stats.items():
+                        name = field_name.decode() if isinstance(field_name, bytes) else field_name
+                        if name.endswith(":name"):
+                            pipe.hset(stats_key(new), name, value)
+                        else:
+                            pipe.hincrby(stats_key(new), name, int(value))
+                    pipe.delete(stats_key(old))
+                    if chat_settings is not None and not has_settings:
+                        pipe.set(settings_key(new), chat_settings, ex=self.settings_ttl)
+                    pipe.delete(settings_key(old))
+                    pipe.set(moved_key(old), str(new), ex=self.idle_ttl)
+                    await pipe.execute()
+                    return moved
+                except WatchError:
+                    continue
+        raise StorageConflict(f"chat {old} kept changing during its migration")
+
+    # --- what is on screen --------------------------------------------------------
+
+    async def mark_hand_shown(
+        self, chat_id: int, user_id: int, game_id: str, step: int, at: float
+    ) -> None:
+        """Remember when the hand for ``step`` first landed (a later refresh of the same
+        step, e.g. after a restart, keeps the first time)."""
+        key, field_name = shown_key(chat_id), str(user_id)
+        current = await self.redis.hget(key, field_name)
+        if current is not None:
+            text = current.decode() if isinstance(current, bytes) else str(current)
+            if text.startswith(f"{game_id}:{step}:"):
+                return
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hset(key, field_name, f"{game_id}:{step}:{at}")
+            pipe.expire(key, self.idle_ttl)
+            await pipe.execute()
+
+    async def hands_shown(self, chat_id: int) -> dict[int, HandShown]:
+        shown = {}
+        for user, value in (await self.redis.hgetall(shown_key(chat_id))).items():
+            text = value.decode() if isinstance(value, bytes) else str(value)
+            game_id, step, at = text.split(":")
+            shown[int(user)] = HandShown(game_id, int(step), float(at))
+        return shown
+
+    async def claim_lost_notice(self, chat_id: int, game_id: str) -> bool:
+        """True for exactly one caller: the one who tells the group its game was lost."""
+        return bool(
+            await self.redis.set(lost_key(chat_id, game_id), "1", nx=True, ex=self.finished_ttl)
+        )
+
     # --- timers -------------------------------------------------------------------
 
     async def set_timer(self, chat_id: int, due: float) -> None:
@@ -155,28 +288,34 @@ class Storage:
 
     # --- chat settings, users, stats ---------------------------------------------
 
+    # Settings and user records expire when unused; every read renews them (GETEX).
+
     async def chat_settings(self, chat_id: int) -> ChatSettings:
-        raw = await self.redis.get(settings_key(chat_id))
+        raw = await self.redis.getex(settings_key(chat_id), ex=self.settings_ttl)
         return _parse(ChatSettings, raw) or ChatSettings()
 
     async def save_chat_settings(self, chat_id: int, settings: ChatSettings) -> None:
-        await self.redis.set(settings_key(chat_id), settings.model_dump_json(by_alias=True))
+        await self.redis.set(
+            settings_key(chat_id), settings.model_dump_json(by_alias=True), ex=self.settings_ttl
+        )
 
     async def init_chat_lang(self, chat_id: int, lang: str) -> str:
         """The chat's language; the first caller's language when it has none yet."""
         key = settings_key(chat_id)
         fresh = ChatSettings(lang=lang).model_dump_json(by_alias=True)
-        if await self.redis.set(key, fresh, nx=True):
+        if await self.redis.set(key, fresh, nx=True, ex=self.settings_ttl):
             return lang
         current = await self.chat_settings(chat_id)
         return current.lang or lang
 
     async def user(self, user_id: int) -> UserRecord:
-        raw = await self.redis.get(user_key(user_id))
+        raw = await self.redis.getex(user_key(user_id), ex=self.settings_ttl)
         return _parse(UserRecord, raw) or UserRecord()
 
     async def save_user(self, user_id: int, record: UserRecord) -> None:
-        await self.redis.set(user_key(user_id), record.model_dump_json(by_alias=True))
+        await self.redis.set(
+            user_key(user_id), record.model_dump_json(by_alias=True), ex=self.settings_ttl
+        )
 
     async def chat_stats(self, chat_id: int) -> list[StatLine]:
         return _stat_lines(await self.redis.hgetall(stats_key(chat_id)))

@@ -100,3 +100,50 @@ async def test_chat_language_is_set_by_the_first_caller(any_redis: Redis) -> Non
     store = storage(any_redis)
     assert await store.init_chat_lang(CHAT, "de") == "de"
     assert await store.init_chat_lang(CHAT, "es") == "de"
+
+
+async def test_a_migration_moves_game_stats_and_settings_at_once(any_redis: Redis) -> None:
+    store = storage(any_redis)
+    new = -1009
+    table = lobby()
+    table.lobby_message_id = 5
+    await store.update_table(CHAT, lambda _: Write(table, None, stats=[StatDelta(1, "Ann")]))
+    await store.init_chat_lang(CHAT, "de")
+    moved = await store.migrate_chat(CHAT, new)
+    assert moved is not None and moved.chat_id == new
+    assert moved.lobby_message_id is None  # message ids belong to the old chat
+    assert await any_redis.get(table_key(CHAT)) is None
+    assert await any_redis.exists(stats_key(CHAT)) == 0
+    assert [line.played for line in await store.chat_stats(new)] == [1]
+    assert (await store.chat_settings(new)).lang == "de"
+    # Old ids (in buttons already sent) still find the game.
+    found = await store.load_table(CHAT)
+    assert found is not None and found.chat_id == new
+    changed = await store.update_table(CHAT, lambda t: Write(t, t.chat_id if t else None))
+    assert changed == new
+    # The second report of the same migration changes nothing.
+    assert await store.migrate_chat(CHAT, new) is None
+    assert [line.played for line in await store.chat_stats(new)] == [1]
+
+
+async def test_settings_and_users_expire_unless_used(any_redis: Redis) -> None:
+    store = Storage(any_redis, finished_ttl=100, idle_ttl=1000, settings_ttl=500)
+    await store.init_chat_lang(CHAT, "es")
+    assert 0 < await any_redis.ttl(settings_key(CHAT)) <= 500
+    await any_redis.expire(settings_key(CHAT), 10)
+    assert (await store.chat_settings(CHAT)).lang == "es"
+    assert await any_redis.ttl(settings_key(CHAT)) > 10  # a read renews it
+    await store.save_user(7, await store.user(7))
+    assert 0 < await any_redis.ttl(user_key(7)) <= 500
+
+
+async def test_the_first_time_a_hand_was_shown_is_kept(any_redis: Redis) -> None:
+    store = storage(any_redis)
+    await store.mark_hand_shown(CHAT, 7, "abc123", 3, 100.0)
+    await store.mark_hand_shown(CHAT, 7, "abc123", 3, 200.0)
+    assert (await store.hands_shown(CHAT))[7].at == 100.0
+    await store.mark_hand_shown(CHAT, 7, "abc123", 4, 300.0)
+    shown = (await store.hands_shown(CHAT))[7]
+    assert (shown.step, shown.at) == (4, 300.0)
+    assert await store.claim_lost_notice(CHAT, "abc123")
+    assert not await store.claim_lost_notice(CHAT, "abc123")

@@ -1,0 +1,62 @@
+"""A turn timer never fires on a player whose hand for the current step is not on screen.
+
+The outbox records, per player, the step of the last hand it saw land
+(``Storage.mark_hand_shown``). When a turn deadline comes, every human the game waits
+for must have that step on screen; if not (their chat answers 5xx, a send timed out),
+the deadline waits until the hand is there. After ``max_wait_turns`` whole turn times
+the game goes on regardless.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from bot import flow
+from bot.records import Table
+from bot.service import Games
+
+log = logging.getLogger(__name__)
+
+
+class TurnGate:
+    def __init__(self, games: Games, *, poll: float = 1.0, max_wait_turns: float = 5.0) -> None:
+        self.games = games
+        self.poll = poll
+        self.max_wait_turns = max_wait_turns
+        self.postponed = 0
+
+    async def fire(self, chat_id: int) -> None:
+        """The scheduler's callback: postpone a due turn deadline, or run the timer."""
+        table = await self.games.storage.load_table(chat_id)
+        if table is not None and table.phase == "playing":
+            later = await self.postpone_until(table, self.games.clock())
+            if later is not None:
+                self.postponed += 1
+                await self.games.scheduler.schedule(chat_id, later)
+                return
+        await self.games.timer_fired(chat_id)
+
+    async def postpone_until(self, table: Table, now: float) -> float | None:
+        deadline = table.turn_deadline
+        if deadline is None or deadline > now or flow.ai_turn(table, now) is not None:
+            return None
+        timeout = self.games.timing.turn_timeout
+        if now - (deadline - timeout) > self.max_wait_turns * timeout:
+            log.warning("chat %s: hands still not shown; the timer goes on", table.chat_id)
+            return None
+        state = table.engine_state()
+        shown = await self.games.storage.hands_shown(table.chat_id)
+        later = None
+        for seat in flow.waiting(state):
+            info = table.seats[seat]
+            if not info.human or info.user_id is None:
+                continue
+            if not (await self.games.storage.user(info.user_id)).dm_open:
+                continue  # blocked the bot: no hand can ever be shown
+            hand = shown.get(info.user_id)
+            if hand is None or hand.game_id != table.game_id or hand.step < state.step:
+                # Not on screen yet: look again shortly. The outbox keeps retrying; a
+                # send that timed out long ago is reconciled (sent again) on this ask.
+                self.games.box.refresh_hand(table.chat_id, info.user_id)
+                later = now + self.poll
+        return later

@@ -68,7 +68,7 @@ STORAGE_RETRIES = Counter(
 )
 QUARANTINED = Counter(
     "durak_records_quarantined",
-    "Records that could not be read and were moved aside, by kind.",
+    "Records that could not be read, by kind (tables are moved to a quarantine key).",
     ["kind"],
     registry=REGISTRY,
 )

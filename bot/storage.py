@@ -8,7 +8,9 @@ two taps at the same moment, or two processes, never lose or duplicate a move.
 
 from __future__ import annotations
 
+import json
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -17,7 +19,9 @@ from pydantic import ValidationError
 from redis.asyncio import Redis
 from redis.exceptions import WatchError
 
+from bot import metrics
 from bot.records import ChatSettings, StatLine, Table, UserRecord
+from bot.schema import UnreadableRecord, upgrade
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -49,6 +53,15 @@ def shown_key(chat_id: int) -> str:
 
 def lost_key(chat_id: int, game_id: str) -> str:
     return f"durak:{{{chat_id}}}:lost:{game_id}"
+
+
+def quarantine_key(chat_id: int, stamp: float) -> str:
+    """Where an unreadable table is moved (same slot: the move is one transaction)."""
+    return f"durak:{{{chat_id}}}:quarantine:{stamp:.6f}"
+
+
+QUARANTINE_TTL = 90 * 24 * 3600
+"""Long enough for an operator to look at it, or for a fixed release to upgrade it."""
 
 
 def user_key(user_id: int) -> str:
@@ -111,6 +124,8 @@ class Storage:
         self.idle_ttl = idle_ttl
         self.settings_ttl = settings_ttl
         """Group settings and user records expire this long after their last use."""
+        self.on_quarantine: Callable[[int, str], None] | None = None
+        """Called with (chat_id, game_id) after an unreadable table was moved aside."""
 
     # --- tables -------------------------------------------------------------------
 
@@ -119,8 +134,43 @@ class Storage:
         if raw is None:
             moved = await self.moved_to(chat_id)
             if moved is not None:
+                chat_id = moved
                 raw = await self.redis.get(table_key(moved))
-        return _parse_table(raw)
+        table, problem = _read_table(raw)
+        if problem is None:
+            return table
+        await self._quarantine(chat_id, raw, problem)
+        return None
+
+    async def _quarantine(self, chat_id: int, raw: bytes | str | None, problem: str) -> None:
+        """Move an unreadable table aside (only if it is still that record), log it, and
+        let ``on_quarantine`` tell the group. The chat can then start a new game."""
+        assert raw is not None
+        key = table_key(chat_id)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            try:
+                await pipe.watch(key)
+                if await pipe.get(key) != _as_bytes(raw):
+                    await pipe.unwatch()  # type: ignore[no-untyped-call]
+                    return  # someone else moved or rewrote it already
+                stamp = time.time()
+                pipe.multi()  # type: ignore[no-untyped-call]
+                pipe.set(quarantine_key(chat_id, stamp), raw, ex=QUARANTINE_TTL)
+                pipe.delete(key)
+                await pipe.execute()
+            except WatchError:
+                return  # it changed under us: the next reader decides again
+        metrics.quarantined("table")
+        await self.redis.srem(RUNNING_KEY, str(chat_id))  # another slot: after the move
+        game_id = _game_id_of(raw)
+        log.error(
+            "chat %s: unreadable table (%s) moved to %s; the group is told",
+            chat_id,
+            problem,
+            quarantine_key(chat_id, stamp),
+        )
+        if self.on_quarantine is not None:
+            self.on_quarantine(chat_id, game_id)
 
     async def moved_to(self, chat_id: int) -> int | None:
         raw = await self.redis.get(moved_key(chat_id))
@@ -137,7 +187,12 @@ class Storage:
             async with self.redis.pipeline(transaction=True) as pipe:
                 try:
                     await pipe.watch(key)
-                    current = _parse_table(await pipe.get(key))
+                    raw = await pipe.get(key)
+                    current, problem = _read_table(raw)
+                    if problem is not None:
+                        await pipe.unwatch()  # type: ignore[no-untyped-call]
+                        await self._quarantine(chat_id, raw, problem)
+                        continue
                     if current is None and not redirected:
                         redirected = True
                         moved = await self.moved_to(chat_id)
@@ -156,6 +211,7 @@ class Storage:
                         _add_stats(pipe, stats_key(chat_id), delta)
                     await pipe.execute()
                 except WatchError:
+                    metrics.storage_conflict()
                     continue
             before = current.phase if current is not None else None
             await self._after_write(write, phase_changed=before != write.table.phase)
@@ -352,17 +408,46 @@ def _stat_lines(raw: dict[Any, Any]) -> list[StatLine]:
 
 
 def _parse_table(raw: bytes | str | None) -> Table | None:
-    return _parse(Table, raw)
+    """For places that only look (a migration's copy): unreadable counts as absent there,
+    the readers above have quarantined it already or will."""
+    return _read_table(raw)[0]
+
+
+def _read_table(raw: bytes | str | None) -> tuple[Table | None, str | None]:
+    """The table, or why it cannot be read (then it must be quarantined, not overwritten)."""
+    if raw is None:
+        return None, None
+    try:
+        return Table.model_validate(upgrade("Table", raw)), None
+    except (UnreadableRecord, ValidationError) as err:
+        return None, str(err).splitlines()[0]
 
 
 M = TypeVar("M", Table, ChatSettings, UserRecord)
 
 
 def _parse(model: type[M], raw: bytes | str | None) -> M | None:
+    """Settings and user records: small preferences, re-asked when lost. An unreadable
+    one is logged and replaced by the defaults (it holds no game)."""
     if raw is None:
         return None
     try:
-        return model.model_validate_json(raw)
-    except ValidationError:
-        log.exception("unreadable %s record; treating it as absent", model.__name__)
+        return model.model_validate(upgrade(model.__name__, raw))
+    except (UnreadableRecord, ValidationError):
+        log.exception("unreadable %s record; using the defaults", model.__name__)
+        metrics.quarantined(model.__name__)
         return None
+
+
+def _as_bytes(raw: bytes | str) -> bytes:
+    return raw if isinstance(raw, bytes) else raw.encode()
+
+
+def _game_id_of(raw: bytes | str) -> str:
+    """The game id of a damaged record when it can still be seen, for the one notice."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return "unknown"
+    game_id = data.get("game_id") if isinstance(data, dict) else None
+    return game_id if isinstance(game_id, str) else "unknown"

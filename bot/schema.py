@@ -48,3 +48,14 @@ def upgrade(kind: str, raw: bytes | str) -> Record:
         data["schema"] = version
     record: Record = data
     return record
+
+
+def current_json(kind: str, raw: bytes | str) -> bytes | str:
+    """The record as JSON of the current schema, for ``model_validate_json`` (which reads
+    JSON types, e.g. tuples from lists, exactly as they were written). Records of today's
+    schema start with it (``schema`` is the first field) and pass through untouched."""
+    head = f'{{"schema":{CURRENT[kind]},'
+    text_head = raw[: len(head)]
+    if text_head == head or text_head == head.encode():
+        return raw
+    return json.dumps(upgrade(kind, raw))

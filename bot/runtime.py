@@ -14,11 +14,12 @@ import threading
 from typing import Any
 
 from redis.asyncio import Redis
-from telegram.ext import Application
+from telegram import Update
+from telegram.ext import Application, TypeHandler
 
 from bot.config import Settings
 from bot.health import Health, HealthServer
-from bot.metrics import running_games
+from bot.metrics import running_games, update_seen
 from bot.storage import Storage
 
 log = logging.getLogger("bot")
@@ -71,7 +72,28 @@ def install_runtime(app: AnyApp, settings: Settings, redis: Redis) -> Health:
 
     app.post_init = post_init
     app.post_stop = post_stop
+    # Counts every update before any handler sees it (a group that never stops the chain).
+    app.add_handler(TypeHandler(Update, _count_update), group=COUNT_GROUP)
     return health
+
+
+COUNT_GROUP = -1000
+
+
+async def _count_update(update: Update, _: object) -> None:
+    update_seen(_kind_of(update))
+
+
+def _kind_of(update: Update) -> str:
+    if update.callback_query is not None:
+        return "callback_query"
+    message = update.effective_message
+    if update.message is not None and message is not None and message.text:
+        return "command" if message.text.startswith("/") else "message"
+    for kind in ("my_chat_member", "chat_member", "edited_message", "message"):
+        if getattr(update, kind, None) is not None:
+            return kind
+    return "other"
 
 
 def _handle_sigterm(app: AnyApp, health: Health) -> None:

@@ -24,6 +24,7 @@ from bot.redis_connect import start_private_server
 from sandbox.emulator import BotApiEmulator
 
 TOKEN = "5550003:fleet-runtime-token-secret"
+USER = 7301
 
 
 def test_private_redis_server_keeps_data_across_restarts(tmp_path: Path) -> None:
@@ -146,8 +147,13 @@ async def test_bot_process_is_ready_then_stops_on_sigterm_within_ten_seconds(
             async with aiohttp.ClientSession() as http:
                 status = await _ready_status(http, f"http://127.0.0.1:{port}/readyz")
                 assert status == 200
+                emu.add_user(USER, "Mia")
+                await emu.user_starts_bot(USER)  # a /start command
+                await emu.wait_for_message(USER, timeout=15)
                 async with http.get(f"http://127.0.0.1:{port}/metrics") as r:
-                    assert "durak_running_games" in await r.text()
+                    text = await r.text()
+                assert "durak_running_games 0.0" in text
+                assert 'durak_updates_total{kind="command"} 1.0' in text
             started = time.monotonic()
             bot.send_signal(signal.SIGTERM)
             _, err = await asyncio.wait_for(bot.communicate(), 15)

@@ -6,22 +6,25 @@ number of chats ever seen: forgetting an entry only costs one extra Bot API call
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import TypeVar
 
 K = TypeVar("K")
 V = TypeVar("V")
 
 
-class BoundedDict(dict[K, V]):
-    """Insertion-ordered; writing a key moves it to the end; the oldest go first."""
+class BoundedDict(OrderedDict[K, V]):
+    """Writing a key moves it to the end; past ``max_items`` the oldest go first.
+
+    An OrderedDict, not a dict: dropping a plain dict's first key leaves a hole that
+    every later ``next(iter())`` walks over, which turns the cache quadratic."""
 
     def __init__(self, max_items: int) -> None:
         super().__init__()
         self.max_items = max_items
 
     def __setitem__(self, key: K, value: V) -> None:
-        if key in self:
-            super().__delitem__(key)
         super().__setitem__(key, value)
+        self.move_to_end(key)
         while len(self) > self.max_items:
-            super().__delitem__(next(iter(self)))
+            self.popitem(last=False)

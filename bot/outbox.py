@@ -101,6 +101,8 @@ class Lane:
     jobs: dict[Hashable, Job] = field(default_factory=dict)
     task: asyncio.Task[None] | None = None
     wake: asyncio.Event = field(default_factory=asyncio.Event)
+    recheck: float | None = None
+    """Set by a job whose edit may be overtaken by a late one: run it again then."""
 
 
 @dataclass
@@ -162,6 +164,8 @@ class Outbox:
             MAX_REMEMBERED
         )
         """(chat, slot) -> digest and time of a new message whose send timed out."""
+        self.suspect: BoundedDict[tuple[int, int], float] = BoundedDict(MAX_REMEMBERED)
+        """(chat, message) -> until when an edit that timed out may still land."""
         self.shown: BoundedDict[tuple[int, int], tuple[str, int]] = BoundedDict(MAX_REMEMBERED)
         """(group, user) -> the game and step whose hand was last marked as on screen."""
         self.live_tables: BoundedDict[int, tuple[str, int]] = BoundedDict(MAX_REMEMBERED)
@@ -328,6 +332,9 @@ class Outbox:
                 del lane.jobs[key]
                 try:
                     await job.run(lane, job)
+                    if lane.recheck is not None:
+                        job.not_before, lane.recheck = lane.recheck, None
+                        self._requeue(lane, key, job)
                 except RetryAfter as err:
                     seconds = retry_seconds(err)
                     self.stats.retry_after += 1
@@ -369,7 +376,12 @@ class Outbox:
         old = lane.chat_id
         log.info("chat %s migrated to %s", old, new_chat_id)
         if self.on_migrated is not None:
-            await self.on_migrated(old, new_chat_id)
+            try:
+                await self.on_migrated(old, new_chat_id)
+            except Exception:
+                # The records stay under the old id for now; the output follows anyway,
+                # and the migration service message (or the next call) moves them later.
+                log.exception("could not move chat %s to %s", old, new_chat_id)
         jobs, lane.jobs = lane.jobs, {}
         self.live_tables.pop(old, None)
         for key, job in jobs.items():
@@ -431,8 +443,12 @@ class Outbox:
                     reply_markup=content.markup,
                 )
                 self.stats.edited += 1
-                self.digests[(chat_id, message_id)] = digest
                 self.unconfirmed.pop((chat_id, slot), None)
+                until = self.suspect.pop((chat_id, message_id), None)
+                if until is not None and until > self.clock():
+                    lane.recheck = until  # a late edit may still land: edit again then
+                else:
+                    self.digests[(chat_id, message_id)] = digest
                 return None
             except BadRequest as err:
                 text = str(err).lower()
@@ -445,8 +461,9 @@ class Outbox:
                     raise
             except TelegramError as err:
                 if possibly_applied(err):
-                    # What shows is unknown until our next edit lands after the late one.
+                    # What shows is unknown until an edit of ours lands after the late one.
                     self.digests.pop((chat_id, message_id), None)
+                    self.suspect[(chat_id, message_id)] = self.clock() + 3 * self.settle_delay
                 raise
         attempt = self.unconfirmed.get((chat_id, slot))
         same = attempt is not None and message_id is None and attempt[0] == digest

@@ -1,9 +1,9 @@
 """A Bot API fault injector between the bot and the emulator (127.0.0.1 only).
 
 The bot talks to the proxy; the proxy forwards to the emulator, except where a rule says
-otherwise: answer slowly (the request is carried out, the answer comes late), answer 500
-without forwarding, or refuse a chat with ``migrate_to_chat_id`` like Telegram does after
-a group became a supergroup.
+otherwise: answer slowly (the call is carried out, the answer comes late), carry a call
+out late (after calls made later), answer 500 without forwarding, or refuse a chat with
+``migrate_to_chat_id`` like Telegram does after a group became a supergroup.
 """
 
 from __future__ import annotations
@@ -19,15 +19,19 @@ from aiohttp import web
 
 @dataclass
 class Fault:
-    kind: str  # "slow", "error", "migrated"
+    kind: str  # "slow", "late", "error", "migrated"
     method: str | None = None
     chat_id: int | None = None
     seconds: float = 0.0
     migrate_to: int = 0
+    times: int | None = None
+    """Matches at most this many calls (None: all)."""
 
     def matches(self, method: str, chat_id: int | None) -> bool:
-        return (self.method is None or self.method == method) and (
-            self.chat_id is None or self.chat_id == chat_id
+        return (
+            (self.times is None or self.times > 0)
+            and (self.method is None or self.method == method)
+            and (self.chat_id is None or self.chat_id == chat_id)
         )
 
 
@@ -66,6 +70,8 @@ class FaultProxy:
         fault = next((f for f in self.faults if f.matches(method, chat_id)), None)
         if fault is not None:
             self.hits[fault.kind] = self.hits.get(fault.kind, 0) + 1
+            if fault.times is not None:
+                fault.times -= 1
         if fault is not None and fault.kind == "error":
             return _error(500, "Internal Server Error")
         if fault is not None and fault.kind == "migrated":
@@ -74,6 +80,8 @@ class FaultProxy:
                 "Bad Request: group chat was upgraded to a supergroup chat",
                 {"migrate_to_chat_id": fault.migrate_to},
             )
+        if fault is not None and fault.kind == "late":
+            await asyncio.sleep(fault.seconds)  # carried out late: after newer calls
         headers = {"Content-Type": request.headers.get("Content-Type", "application/json")}
         async with self._session.request(
             request.method, self.target + request.path_qs, data=body, headers=headers

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
+import re
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -307,3 +309,27 @@ async def test_slow_answers_from_the_emulator_are_not_repeated(make_harness: Any
         await h.wait_text(GROUP, "/newgame")
         await h.settle()
         assert len([m for m in h.emu.messages(GROUP) if m.from_bot]) == 2
+
+
+async def test_an_edit_that_lands_late_never_leaves_the_hand_stale(make_harness: Any) -> None:
+    async with make_harness() as h, proxied(h) as proxy:
+        scene(h, ANN, BOB)
+        await h.start_bot(telegram_api_url=proxy.url, bot_api_timeout=TIMEOUT)
+        await start_game(h)
+        await h.settle()
+        user, mid, data = await h.emu.wait_for(lambda: a_move(h, 0))
+        # The mover's next hand edit times out and is carried out after a newer one.
+        late = Fault("late", "editMessageText", user, seconds=2.5 * TIMEOUT, times=1)
+        proxy.faults.append(late)
+        await (await h.emu.user_sends_callback(user, user, mid, data)).answer()
+        other, other_mid, other_data = await h.emu.wait_for(lambda: a_move(h, 1))
+        assert other != user
+        await (await h.emu.user_sends_callback(other, other, other_mid, other_data)).answer()
+        await h.emu.wait_for(lambda: proxy.hits.get("late") == 1)
+        await h.settle()
+        table = await h.table(GROUP)
+        seat = next(i for i, s in enumerate(table.seats) if s.user_id == user)
+        expected = await h.games.render_hand(table, seat, None)
+        shown = h.emu.message(user, table.seats[seat].hand_message_id or 0)
+        assert shown is not None
+        assert shown.text == html.unescape(re.sub(r"<[^>]+>", "", expected.text))

@@ -40,7 +40,7 @@ from locales import negotiate, translator
 
 log = logging.getLogger(__name__)
 FLOOD_WINDOW = 30.0
-FLOOD_MAX = 4
+FLOOD_MAX = 8
 """Commands one member may send in one group per window; more are ignored quietly."""
 MAX_TRACKED = 50_000
 

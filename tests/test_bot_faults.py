@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from conftest import Harness, hand_buttons, open_lobby, press
 from fault_proxy import Fault, FaultProxy
+from redis.exceptions import RedisError
 
 from bot.guard import FLOOD_MAX
 from bot.storage import settings_key, table_key
@@ -221,8 +222,20 @@ async def test_the_turn_timer_waits_for_a_hand_that_could_not_be_shown(
 # --- (7) Redis unreachable: every tap answered; state re-read after ---------------------------
 
 
+async def redis_back(h: Harness, seconds: float) -> None:
+    """Wait for Redis to answer again (each ping blocks until the pause ends or times out)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            await h.redis.ping()
+            return
+        except RedisError:
+            if time.monotonic() > deadline:
+                raise
+
+
 async def test_every_tap_is_answered_while_redis_is_away(make_harness: Any) -> None:
-    outage = 6
+    outage = 10
     async with make_harness() as h:
         scene(h, ANN, BOB)
         await h.start_bot()
@@ -236,6 +249,7 @@ async def test_every_tap_is_answered_while_redis_is_away(make_harness: Any) -> N
         print(f"taps answered during a {outage} s outage: {len(tried)} of 20")
         assert len(tried) == 20  # before: 0 of 20 answered
         # Once Redis is back the move goes through and the hand shows the new state.
+        await redis_back(h, 3 * outage)
         await (await h.emu.user_sends_callback(user, user, mid, data)).answer()
         await h.emu.wait_for(lambda: a_move(h, 1) is not None, 15)
 

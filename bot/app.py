@@ -19,6 +19,7 @@ from bot.guard import Guard
 from bot.handlers import HANDLERS_KEY, Handlers
 from bot.migration import install_migration
 from bot.outbox import Outbox
+from bot.quarantine_notice import install_quarantine_notice
 from bot.recovery import RedisWatch
 from bot.service import Games, Timing
 from bot.storage import Storage
@@ -95,6 +96,7 @@ def build_application(
     guard = Guard(games)
     guard.install(app)
     install_migration(app, games)
+    install_quarantine_notice(games)
     handlers = Handlers(games)
     handlers.admins = BoundedDict(MAX_ADMIN_ANSWERS)  # forgotten answers are asked again
     handlers.install(app)

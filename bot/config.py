@@ -26,9 +26,22 @@ class Settings(BaseSettings):
     telegram_api_url: str = "https://api.telegram.org"
     """Bot API server; the bot calls {TELEGRAM_API_URL}/bot<token>/<method>."""
     redis_url: str | None = None
-    """e.g. redis://localhost:6379/0. Unset: an in-memory store; games do not survive a restart."""
+    """e.g. redis://localhost:6379/0 (rediss:// for TLS). Unset: a private redis-server
+    under DATA_DIR if installed, else an in-memory store that forgets games on restart."""
     redis_max_connections: int = Field(64, gt=0)
     """Size of the Redis connection pool (updates wait for a free connection)."""
+    redis_cluster: bool = False
+    """true: REDIS_URL names any node of a Redis Cluster; the bot finds the others."""
+    redis_sentinels: str = ""
+    """host:port,host:port of Redis Sentinels; the bot asks them for the current master."""
+    redis_sentinel_master: str = "mymaster"
+    """The master's name as the Sentinels know it (with REDIS_SENTINELS)."""
+    data_dir: str = "./data"
+    """Without REDIS_URL: where the private redis-server keeps its append-only file."""
+    health_port: int = Field(9090, ge=0, le=65535)
+    """Port of /healthz, /readyz and /metrics (bound to WEBHOOK_LISTEN; 0: disabled)."""
+    log_format: Literal["text", "json"] = "text"
+    """text: one readable line per event; json: one JSON object per line, for log shippers."""
     turn_timeout: float = Field(60.0, gt=0)
     """Seconds a player has for a move before the bot moves for them."""
     ai_delay: float = Field(1.2, ge=0)

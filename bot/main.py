@@ -6,11 +6,13 @@ import logging
 import sys
 
 from pydantic import ValidationError
-from redis.asyncio import BlockingConnectionPool, Redis
 
 from bot.app import build_application
 from bot.config import Settings
+from bot.jsonlog import configure_logging
 from bot.redaction import Redactor
+from bot.redis_connect import connect
+from bot.runtime import STOP_SIGNALS, install_runtime
 
 log = logging.getLogger("bot")
 
@@ -52,38 +54,14 @@ def install_redaction(settings: Settings) -> None:
         handler.addFilter(redactor)
 
 
-def connect(settings: Settings) -> Redis:
-    if settings.redis_url:
-        # A blocking pool: a burst of updates waits for a free connection instead of
-        # failing with "Too many connections".
-        # Socket timeouts: during an outage a call fails within seconds (taps then get
-        # "try again") instead of hanging on a dead connection.
-        pool = BlockingConnectionPool.from_url(
-            settings.redis_url,
-            max_connections=settings.redis_max_connections,
-            timeout=20,
-            socket_timeout=5,
-            socket_connect_timeout=3,
-        )
-        return Redis(connection_pool=pool)
-    import fakeredis
-
-    log.warning(
-        "REDIS_URL is not set: using an in-memory store. Games and statistics do NOT "
-        "survive a restart; set REDIS_URL=redis://host:6379/0 for real use."
-    )
-    redis: Redis = fakeredis.aioredis.FakeRedis()
-    return redis
-
-
 def main() -> None:
     settings = load_settings()
-    logging.basicConfig(
-        level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    configure_logging(settings.log_level, settings.log_format)
     install_redaction(settings)
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    app = build_application(settings, connect(settings))
+    redis = connect(settings)
+    app = build_application(settings, redis)
+    install_runtime(app, settings, redis)
     if settings.webhook_url:
         if settings.webhook_secret is None:
             log.info("WEBHOOK_SECRET is not set: using one derived from the bot token")
@@ -94,9 +72,10 @@ def main() -> None:
             webhook_url=f"{settings.webhook_url.rstrip('/')}/{settings.webhook_path}",
             # Always set: PTB then answers 403 to any request without this header.
             secret_token=settings.webhook_secret_value(),
+            stop_signals=STOP_SIGNALS,
         )
     else:
-        app.run_polling()
+        app.run_polling(stop_signals=STOP_SIGNALS)
 
 
 if __name__ == "__main__":

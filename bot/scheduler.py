@@ -96,6 +96,7 @@ class Scheduler:
     async def _tick(self) -> None:
         self._wake.clear()
         await self._flush_unsaved()
+        await self.storage.settle_pending_stats(self.clock())  # a dead worker's user totals
         for chat_id in await self.storage.claim_due(self.clock()):
             task = asyncio.create_task(self._fire(chat_id))
             self._running.add(task)
@@ -115,3 +116,5 @@ class Scheduler:
         except Exception:
             log.exception("timer of chat %s failed; retrying shortly", chat_id)
             await self.schedule(chat_id, self.clock() + 1.0)
+        finally:
+            await self.storage.release_timer(chat_id)  # the lease ends: done or rescheduled

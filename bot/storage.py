@@ -8,7 +8,9 @@ two taps at the same moment, or two processes, never lose or duplicate a move.
 
 from __future__ import annotations
 
+import json
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -17,7 +19,9 @@ from pydantic import ValidationError
 from redis.asyncio import Redis
 from redis.exceptions import WatchError
 
+from bot import metrics
 from bot.records import ChatSettings, StatLine, Table, UserRecord
+from bot.schema import UnreadableRecord, current_json
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -51,6 +55,15 @@ def lost_key(chat_id: int, game_id: str) -> str:
     return f"durak:{{{chat_id}}}:lost:{game_id}"
 
 
+def quarantine_key(chat_id: int, stamp: float) -> str:
+    """Where an unreadable table is moved (same slot: the move is one transaction)."""
+    return f"durak:{{{chat_id}}}:quarantine:{stamp:.6f}"
+
+
+QUARANTINE_TTL = 90 * 24 * 3600
+"""Long enough for an operator to look at it, or for a fixed release to upgrade it."""
+
+
 def user_key(user_id: int) -> str:
     return f"durak:user:{{{user_id}}}"
 
@@ -61,6 +74,52 @@ def user_stats_key(user_id: int) -> str:
 
 TIMERS_KEY = "durak:{timers}:due"
 RUNNING_KEY = "durak:{timers}:running"
+"""Before sharding: one key each. Still read (and drained) so an upgrade loses nothing."""
+SHARDS = 16
+"""The running-games index and the timers are split over this many keys, each in its own
+cluster slot, so no single key takes every game's traffic."""
+TIMER_LEASE = 30.0
+"""A claimed timer comes back after this long unless its worker finished with it: a
+worker that died mid-timer leaves it to another."""
+PENDING_SHARDS = 4
+SETTLE_EVERY = 30.0
+
+
+def shard_of(chat_id: int, shards: int = SHARDS) -> int:
+    return chat_id % shards
+
+
+def timers_key(shard: int) -> str:
+    return f"durak:{{timers:{shard}}}:due"
+
+
+def running_key(shard: int) -> str:
+    return f"durak:{{running:{shard}}}:chats"
+
+
+def pending_stats_key(chat_id: int, game_id: str) -> str:
+    """Per finished game: the user totals still to add (written with the game's end)."""
+    return f"durak:{{{chat_id}}}:pending-stats:{game_id}"
+
+
+def pending_index_key(shard: int) -> str:
+    return f"durak:{{pending:{shard}}}:games"
+
+
+def counted_key(user_id: int, chat_id: int, game_id: str) -> str:
+    """Set once a game was added to the user's totals: a repeat adds nothing."""
+    return f"durak:user:{{{user_id}}}:counted:{chat_id}:{game_id}"
+
+
+def migrated_key(new: int, old: int) -> str:
+    return f"durak:{{{new}}}:migrated-from:{old}"
+
+
+ALL_TIMER_KEYS = (TIMERS_KEY, *(timers_key(n) for n in range(SHARDS)))
+ALL_RUNNING_KEYS = (RUNNING_KEY, *(running_key(n) for n in range(SHARDS)))
+
+
+# In a cluster pipeline EXISTS is split by slot and never sent at once: use GET there.
 
 
 class StorageConflict(RuntimeError):
@@ -111,6 +170,11 @@ class Storage:
         self.idle_ttl = idle_ttl
         self.settings_ttl = settings_ttl
         """Group settings and user records expire this long after their last use."""
+        self._leases: dict[int, tuple[str, float]] = {}
+        """Timers this process claimed and has not released: chat id -> (key, lease)."""
+        self._next_settle = 0.0
+        self.on_quarantine: Callable[[int, str], None] | None = None
+        """Called with (chat_id, game_id) after an unreadable table was moved aside."""
 
     # --- tables -------------------------------------------------------------------
 
@@ -119,8 +183,43 @@ class Storage:
         if raw is None:
             moved = await self.moved_to(chat_id)
             if moved is not None:
+                chat_id = moved
                 raw = await self.redis.get(table_key(moved))
-        return _parse_table(raw)
+        table, problem = _read_table(raw)
+        if problem is None:
+            return table
+        await self._quarantine(chat_id, raw, problem)
+        return None
+
+    async def _quarantine(self, chat_id: int, raw: bytes | str | None, problem: str) -> None:
+        """Move an unreadable table aside (only if it is still that record), log it, and
+        let ``on_quarantine`` tell the group. The chat can then start a new game."""
+        assert raw is not None
+        key = table_key(chat_id)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            try:
+                await pipe.watch(key)
+                if await pipe.get(key) != _as_bytes(raw):
+                    await pipe.unwatch()  # type: ignore[no-untyped-call]
+                    return  # someone else moved or rewrote it already
+                stamp = time.time()
+                pipe.multi()  # type: ignore[no-untyped-call]
+                pipe.set(quarantine_key(chat_id, stamp), raw, ex=QUARANTINE_TTL)
+                pipe.delete(key)
+                await pipe.execute()
+            except WatchError:
+                return  # it changed under us: the next reader decides again
+        metrics.quarantined("table")
+        await self.redis.srem(running_key(shard_of(chat_id)), str(chat_id))  # another slot
+        game_id = _game_id_of(raw)
+        log.error(
+            "chat %s: unreadable table (%s) moved to %s; the group is told",
+            chat_id,
+            problem,
+            quarantine_key(chat_id, stamp),
+        )
+        if self.on_quarantine is not None:
+            self.on_quarantine(chat_id, game_id)
 
     async def moved_to(self, chat_id: int) -> int | None:
         raw = await self.redis.get(moved_key(chat_id))
@@ -137,7 +236,12 @@ class Storage:
             async with self.redis.pipeline(transaction=True) as pipe:
                 try:
                     await pipe.watch(key)
-                    current = _parse_table(await pipe.get(key))
+                    raw = await pipe.get(key)
+                    current, problem = _read_table(raw)
+                    if problem is not None:
+                        await pipe.unwatch()  # type: ignore[no-untyped-call]
+                        await self._quarantine(chat_id, raw, problem)
+                        continue
                     if current is None and not redirected:
                         redirected = True
                         moved = await self.moved_to(chat_id)
@@ -149,13 +253,28 @@ class Storage:
                     if write.table is None:
                         await pipe.unwatch()  # type: ignore[no-untyped-call]
                         return write.value
+                    if write.stats:
+                        # Indexed before the transaction (another slot): a crash after it
+                        # leaves an entry the settler finds; an index without entry is dropped.
+                        await self.redis.sadd(
+                            pending_index_key(shard_of(chat_id, PENDING_SHARDS)),
+                            f"{chat_id}:{write.table.game_id}",
+                        )
                     pipe.multi()  # type: ignore[no-untyped-call]
                     ttl = self.finished_ttl if write.table.phase in ENDED_PHASES else self.idle_ttl
                     pipe.set(key, write.table.to_json(), ex=ttl)
                     for delta in write.stats:
                         _add_stats(pipe, stats_key(chat_id), delta)
+                    if write.stats:
+                        pending = json.dumps([vars(delta) for delta in write.stats])
+                        pipe.set(
+                            pending_stats_key(chat_id, write.table.game_id),
+                            pending,
+                            ex=self.finished_ttl,
+                        )
                     await pipe.execute()
                 except WatchError:
+                    metrics.storage_conflict()
                     continue
             before = current.phase if current is not None else None
             await self._after_write(write, phase_changed=before != write.table.phase)
@@ -166,38 +285,119 @@ class Storage:
         """Keys in other cluster slots: user totals, the index of running games."""
         table = write.table
         assert table is not None
-        for delta in write.stats:
-            async with self.redis.pipeline(transaction=True) as pipe:
-                _add_stats(pipe, user_stats_key(delta.user_id), delta)
-                await pipe.execute()
+        if write.stats:
+            await self.settle_game_stats(table.chat_id, table.game_id)
         if not phase_changed:
             return
+        chat, shard = str(table.chat_id), shard_of(table.chat_id)
         if table.phase == "playing":
-            await self.redis.sadd(RUNNING_KEY, str(table.chat_id))
+            await self.redis.sadd(running_key(shard), chat)
         else:
-            await self.redis.srem(RUNNING_KEY, str(table.chat_id))
-            await self.redis.zrem(TIMERS_KEY, str(table.chat_id))
+            await self.redis.srem(running_key(shard), chat)
+            await self.redis.zrem(timers_key(shard), chat)
+            await self.redis.srem(RUNNING_KEY, chat)
+            await self.redis.zrem(TIMERS_KEY, chat)
+
+    # --- user totals, exactly once ------------------------------------------------
+
+    async def settle_game_stats(self, chat_id: int, game_id: str) -> None:
+        """Add a finished game to each human's totals (once per user and game, whoever
+        calls and however often), then forget the pending entry."""
+        raw = await self.redis.get(pending_stats_key(chat_id, game_id))
+        if raw is not None:
+            for item in json.loads(raw):
+                await self._count_once(chat_id, game_id, StatDelta(**item))
+            await self.redis.delete(pending_stats_key(chat_id, game_id))
+        await self.redis.srem(
+            pending_index_key(shard_of(chat_id, PENDING_SHARDS)), f"{chat_id}:{game_id}"
+        )
+
+    async def settle_pending_stats(self, now: float) -> int:
+        """Finish what a worker that died after a game's end left: at most every
+        ``SETTLE_EVERY`` seconds per process. Returns how many games were looked at."""
+        if now < self._next_settle:
+            return 0
+        self._next_settle = now + SETTLE_EVERY
+        looked = 0
+        for shard in range(PENDING_SHARDS):
+            for member in await self.redis.smembers(pending_index_key(shard)):
+                text = member.decode() if isinstance(member, bytes) else str(member)
+                chat, _, game_id = text.partition(":")
+                await self.settle_game_stats(int(chat), game_id)
+                looked += 1
+        return looked
+
+    async def _count_once(self, chat_id: int, game_id: str, delta: StatDelta) -> None:
+        """One transaction in the user's slot: the marker and the counts together."""
+        marker = counted_key(delta.user_id, chat_id, game_id)
+        for _ in range(MAX_RETRIES):
+            async with self.redis.pipeline(transaction=True) as pipe:
+                try:
+                    await pipe.watch(marker)
+                    if await pipe.get(marker) is not None:
+                        await pipe.unwatch()  # type: ignore[no-untyped-call]
+                        return
+                    pipe.multi()  # type: ignore[no-untyped-call]
+                    pipe.set(marker, "1", ex=self.settings_ttl)
+                    _add_stats(pipe, user_stats_key(delta.user_id), delta)
+                    await pipe.execute()
+                    return
+                except WatchError:
+                    metrics.storage_conflict()
+        raise StorageConflict(f"totals of user {delta.user_id} kept changing")
+
+    # --- the running-games index ----------------------------------------------------
 
     async def running_chats(self) -> list[int]:
-        return [int(m) for m in await self.redis.smembers(RUNNING_KEY)]
+        chats: set[int] = set()
+        for key in ALL_RUNNING_KEYS:
+            chats.update(int(m) for m in await self.redis.smembers(key))
+        return sorted(chats)
 
     async def migrate_chat(self, old: int, new: int) -> Table | None:
-        """Move a group's game, statistics and settings to its new (supergroup) id in one
-        transaction; returns the moved table. Safe to call twice (the second does nothing).
+        """Move a group's game, statistics and settings to its new (supergroup) id;
+        returns the moved table. Safe to call twice (the second does nothing).
 
-        With Redis Cluster the two ids' keys live in different slots: this needs one node.
+        The two ids live in different cluster slots, so this is two transactions: copy
+        into the new chat (marked, so a repeat after a crash copies nothing twice), then
+        retire the old one. The indexes (other slots) follow.
         """
-        watched = [table_key(old), table_key(new), stats_key(old), settings_key(old)]
+        moved, due = await self._copy_chat(old, new)
+        await self._retire_chat(old, new)
+        old_shard, new_shard = shard_of(old), shard_of(new)
+        await self.redis.srem(running_key(old_shard), str(old))
+        await self.redis.srem(RUNNING_KEY, str(old))
+        await self.redis.zrem(timers_key(old_shard), str(old))
+        await self.redis.zrem(TIMERS_KEY, str(old))
+        if moved is not None and moved.phase == "playing":
+            await self.redis.sadd(running_key(new_shard), str(new))
+            if due is not None:
+                await self.redis.zadd(timers_key(new_shard), {str(new): due})
+        return moved
+
+    async def _due_of(self, chat_id: int) -> float | None:
+        for key in (timers_key(shard_of(chat_id)), TIMERS_KEY):
+            due = await self.redis.zscore(key, str(chat_id))
+            if due is not None:
+                return float(due)
+        return None
+
+    async def _copy_chat(self, old: int, new: int) -> tuple[Table | None, float | None]:
+        """Old chat's records into the new chat, once (``migrated_key`` marks it done)."""
+        table = _parse_table(await self.redis.get(table_key(old)))
+        stats = await self.redis.hgetall(stats_key(old))
+        chat_settings = await self.redis.get(settings_key(old))
+        due = await self._due_of(old)
+        watched = [table_key(new), settings_key(new), migrated_key(new, old)]
         for _ in range(MAX_RETRIES):
             async with self.redis.pipeline(transaction=True) as pipe:
                 try:
                     await pipe.watch(*watched)
-                    table = _parse_table(await pipe.get(table_key(old)))
-                    taken = await pipe.exists(table_key(new))
-                    stats = await pipe.hgetall(stats_key(old))
-                    chat_settings = await pipe.get(settings_key(old))
-                    has_settings = await pipe.exists(settings_key(new))
-                    due = await pipe.zscore(TIMERS_KEY, str(old))
+                    if await pipe.get(migrated_key(new, old)) is not None:
+                        await pipe.unwatch()  # type: ignore[no-untyped-call]
+                        return None, None
+                    taken = await pipe.get(table_key(new)) is not None
+                    has_settings = await pipe.get(settings_key(new)) is not None
                     pipe.multi()  # type: ignore[no-untyped-call]
                     moved = None
                     if table is not None and not taken:
@@ -211,29 +411,27 @@ class Storage:
                         )
                         ttl = self.finished_ttl if moved.phase in ENDED_PHASES else self.idle_ttl
                         pipe.set(table_key(new), moved.to_json(), ex=ttl)
-                        if moved.phase == "playing":
-                            pipe.sadd(RUNNING_KEY, str(new))
-                            if due is not None:
-                                pipe.zadd(TIMERS_KEY, {str(new): due})
-                    pipe.delete(table_key(old), shown_key(old))
-                    pipe.srem(RUNNING_KEY, str(old))
-                    pipe.zrem(TIMERS_KEY, str(old))
                     for field_name, value in stats.items():
                         name = field_name.decode() if isinstance(field_name, bytes) else field_name
                         if name.endswith(":name"):
                             pipe.hset(stats_key(new), name, value)
                         else:
                             pipe.hincrby(stats_key(new), name, int(value))
-                    pipe.delete(stats_key(old))
                     if chat_settings is not None and not has_settings:
                         pipe.set(settings_key(new), chat_settings, ex=self.settings_ttl)
-                    pipe.delete(settings_key(old))
-                    pipe.set(moved_key(old), str(new), ex=self.idle_ttl)
+                    pipe.set(migrated_key(new, old), "1", ex=self.idle_ttl)
                     await pipe.execute()
-                    return moved
+                    return moved, due
                 except WatchError:
+                    metrics.storage_conflict()
                     continue
-        raise StorageConflict(f"chat {old} kept changing during its migration")
+        raise StorageConflict(f"chat {new} kept changing during a migration")
+
+    async def _retire_chat(self, old: int, new: int) -> None:
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.delete(table_key(old), shown_key(old), stats_key(old), settings_key(old))
+            pipe.set(moved_key(old), str(new), ex=self.idle_ttl)
+            await pipe.execute()
 
     # --- what is on screen --------------------------------------------------------
 
@@ -270,21 +468,65 @@ class Storage:
     # --- timers -------------------------------------------------------------------
 
     async def set_timer(self, chat_id: int, due: float) -> None:
-        await self.redis.zadd(TIMERS_KEY, {str(chat_id): due})
+        await self.redis.zadd(timers_key(shard_of(chat_id)), {str(chat_id): due})
 
     async def next_due(self) -> float | None:
-        first = await self.redis.zrange(TIMERS_KEY, 0, 0, withscores=True)
-        return float(first[0][1]) if first else None
+        dues = []
+        for key in ALL_TIMER_KEYS:
+            first = await self.redis.zrange(key, 0, 0, withscores=True)
+            if first:
+                dues.append(float(first[0][1]))
+        return min(dues, default=None)
 
     async def claim_due(self, now: float, limit: int = 100) -> list[int]:
-        """Due timers this process won: ZREM returns 1 for exactly one claimant."""
-        members = await self.redis.zrangebyscore(TIMERS_KEY, "-inf", now, start=0, num=limit)
+        """Due timers this process won, each leased for ``TIMER_LEASE`` seconds: the
+        claim moves the timer into the future for exactly one claimant; ``release_timer``
+        ends it when done. A worker that dies mid-timer leaves it to come back."""
         claimed = []
-        for member in members:
-            assert isinstance(member, bytes | str)
-            if await self.redis.zrem(TIMERS_KEY, member):
-                claimed.append(int(member))
+        for key in ALL_TIMER_KEYS:
+            members = await self.redis.zrangebyscore(key, "-inf", now, start=0, num=limit)
+            for member in members:
+                name = member.decode() if isinstance(member, bytes) else str(member)
+                lease = now + TIMER_LEASE
+                if await self._lease(key, name, now, lease):
+                    chat_id = int(name)
+                    self._leases[chat_id] = (key, lease)
+                    claimed.append(chat_id)
         return claimed
+
+    async def release_timer(self, chat_id: int) -> None:
+        """The timer's work is done: drop it unless a new due time replaced the lease."""
+        held = self._leases.pop(chat_id, None)
+        if held is None:
+            return
+        key, lease = held
+        async with self.redis.pipeline(transaction=True) as pipe:
+            try:
+                await pipe.watch(key)
+                if await pipe.zscore(key, str(chat_id)) != lease:
+                    await pipe.unwatch()  # type: ignore[no-untyped-call]
+                    return
+                pipe.multi()  # type: ignore[no-untyped-call]
+                pipe.zrem(key, str(chat_id))
+                await pipe.execute()
+            except WatchError:
+                return  # a new due time was written meanwhile: it stays
+
+    async def _lease(self, key: str, member: str, now: float, lease: float) -> bool:
+        """Move a due timer to ``lease``: true for exactly one of several claimants."""
+        async with self.redis.pipeline(transaction=True) as pipe:
+            try:
+                await pipe.watch(key)
+                score = await pipe.zscore(key, member)
+                if score is None or score > now:
+                    await pipe.unwatch()  # type: ignore[no-untyped-call]
+                    return False
+                pipe.multi()  # type: ignore[no-untyped-call]
+                pipe.zadd(key, {member: lease})
+                await pipe.execute()
+                return True
+            except WatchError:
+                return False  # another worker claimed it (or it was rescheduled)
 
     # --- chat settings, users, stats ---------------------------------------------
 
@@ -352,17 +594,46 @@ def _stat_lines(raw: dict[Any, Any]) -> list[StatLine]:
 
 
 def _parse_table(raw: bytes | str | None) -> Table | None:
-    return _parse(Table, raw)
+    """For places that only look (a migration's copy): unreadable counts as absent there,
+    the readers above have quarantined it already or will."""
+    return _read_table(raw)[0]
+
+
+def _read_table(raw: bytes | str | None) -> tuple[Table | None, str | None]:
+    """The table, or why it cannot be read (then it must be quarantined, not overwritten)."""
+    if raw is None:
+        return None, None
+    try:
+        return Table.model_validate_json(current_json("Table", raw)), None
+    except (UnreadableRecord, ValidationError) as err:
+        return None, str(err).splitlines()[0]
 
 
 M = TypeVar("M", Table, ChatSettings, UserRecord)
 
 
 def _parse(model: type[M], raw: bytes | str | None) -> M | None:
+    """Settings and user records: small preferences, re-asked when lost. An unreadable
+    one is logged and replaced by the defaults (it holds no game)."""
     if raw is None:
         return None
     try:
-        return model.model_validate_json(raw)
-    except ValidationError:
-        log.exception("unreadable %s record; treating it as absent", model.__name__)
+        return model.model_validate_json(current_json(model.__name__, raw))
+    except (UnreadableRecord, ValidationError):
+        log.exception("unreadable %s record; using the defaults", model.__name__)
+        metrics.quarantined(model.__name__)
         return None
+
+
+def _as_bytes(raw: bytes | str) -> bytes:
+    return raw if isinstance(raw, bytes) else raw.encode()
+
+
+def _game_id_of(raw: bytes | str) -> str:
+    """The game id of a damaged record when it can still be seen, for the one notice."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return "unknown"
+    game_id = data.get("game_id") if isinstance(data, dict) else None
+    return game_id if isinstance(game_id, str) else "unknown"

@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 
 need_apt=()
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
+# redis-cli builds the Redis Cluster of tests/test_cluster.py (Debian: redis-tools).
+command -v redis-cli >/dev/null 2>&1 || need_apt+=(redis-tools)
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 if ((${#need_apt[@]})); then
   echo "tests/run.sh: installing ${need_apt[*]} from Debian's packages" >&2

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from bot.config import Settings
-from bot.main import connect
 from bot.redaction import MASK, Redactor
+from bot.redis_connect import connect
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -84,6 +84,7 @@ def test_without_redis_url_the_store_is_in_memory_and_says_so(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("REDIS_URL", raising=False)
+    monkeypatch.setenv("PATH", "/nonexistent")  # no redis-server to start
     settings = Settings(telegram_bot_token="1:abc", _env_file=None)  # type: ignore[call-arg]
     with caplog.at_level(logging.WARNING):
         store = connect(settings)

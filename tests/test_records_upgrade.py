@@ -1,0 +1,137 @@
+"""Records survive upgrades: fixtures written by earlier releases still load and play on;
+an unreadable record is moved to a quarantine key and the group is told, never overwritten."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from redis.asyncio import Redis
+
+from bot import metrics
+from bot.flow import Person, join
+from bot.records import ChatSettings, Table, UserRecord
+from bot.schema import CURRENT, UnreadableRecord, upgrade
+from bot.storage import RUNNING_KEY, Storage, Write, settings_key, table_key, user_key
+from engine import legal_actions
+
+FIXTURES = Path(__file__).parent / "fixtures" / "records"
+CHAT = -1001  # the fixtures' group
+
+
+def fixture_files() -> list[Path]:
+    return sorted(FIXTURES.glob("v*/*.json"))
+
+
+def storage(redis: Redis) -> Storage:
+    return Storage(redis, finished_ttl=3600, idle_ttl=3600)
+
+
+def test_there_are_fixtures_for_every_schema_up_to_the_current_one() -> None:
+    versions = {int(path.parent.name[1:]) for path in fixture_files()}
+    assert versions == set(range(1, max(CURRENT.values()) + 1))
+    kinds = {path.stem.split("_")[0] for path in fixture_files()}
+    assert kinds == {"table", "chat", "user"}
+
+
+@pytest.mark.parametrize("path", fixture_files(), ids=lambda p: f"{p.parent.name}/{p.stem}")
+async def test_an_old_record_is_upgraded_and_keeps_working(path: Path, real_redis: Redis) -> None:
+    store, raw = storage(real_redis), path.read_text()
+    if path.stem.startswith("table"):
+        await real_redis.set(table_key(CHAT), raw)
+        table = await store.load_table(CHAT)
+        assert table is not None and table.schema_version == CURRENT["Table"]
+        assert table.game_id == json.loads(raw)["game_id"]
+        if table.phase == "lobby":
+            await store.update_table(CHAT, lambda t: _write(join(t, t.game_id, Person(9, "Cy"))))
+            again = await store.load_table(CHAT)
+            assert again is not None and [s.name for s in again.seats][-1] == "Cy"
+        else:
+            state = table.engine_state()  # the engine reads the stored position
+            movers = [p for p in range(len(table.seats)) if legal_actions(state, p)]
+            assert bool(movers) == (table.phase == "playing")
+    elif path.stem.startswith("chat"):
+        await real_redis.set(settings_key(CHAT), raw)
+        chat = await store.chat_settings(CHAT)
+        assert chat == ChatSettings.model_validate(upgrade("ChatSettings", raw))
+        assert chat.lang is not None  # the fixture's language, not the default
+    else:
+        await real_redis.set(user_key(102), raw)
+        user = await store.user(102)
+        assert user == UserRecord.model_validate(upgrade("UserRecord", raw))
+        assert user.dm_open  # the fixture's value, not the default
+
+
+def _write(table: Table) -> Write[None]:
+    return Write(table, None)
+
+
+def test_a_record_newer_than_the_code_is_not_misread() -> None:
+    raw = (FIXTURES / "v1" / "table_playing.json").read_text()
+    newer = json.dumps(json.loads(raw) | {"schema": CURRENT["Table"] + 1})
+    with pytest.raises(UnreadableRecord, match="schema"):
+        upgrade("Table", newer)
+
+
+def damaged_records() -> dict[str, str]:
+    raw = json.loads((FIXTURES / "v1" / "table_playing.json").read_text())
+    return {
+        "not-json": '{"schema": 1, "game_id": "fixture1", "pha',
+        "future-schema": json.dumps(raw | {"schema": 99}),
+        "unknown-field": json.dumps(raw | {"surprise": True}),
+        "wrong-type": json.dumps(raw | {"seats": "nobody"}),
+    }
+
+
+@pytest.mark.parametrize("kind", list(damaged_records()))
+async def test_an_unreadable_table_is_quarantined_not_overwritten(
+    kind: str, real_redis: Redis
+) -> None:
+    raw = damaged_records()[kind]
+    store = storage(real_redis)
+    told: list[tuple[int, str]] = []
+    store.on_quarantine = lambda chat, game: told.append((chat, game))
+    await real_redis.set(table_key(CHAT), raw)
+    before = metrics.QUARANTINED.labels("table")._value.get()
+    # A writer (e.g. /newgame) finds no readable game: it may start a new one, but the
+    # old record is moved aside first, byte for byte.
+    fresh = json.loads((FIXTURES / "v1" / "table_lobby.json").read_text()) | {"game_id": "new1"}
+    result = await store.update_table(
+        CHAT, lambda t: Write(Table.model_validate(fresh) if t is None else t, t)
+    )
+    assert result is None  # the change saw no table
+    kept = [k async for k in real_redis.scan_iter(match=f"durak:{{{CHAT}}}:quarantine:*")]
+    assert len(kept) == 1 and await real_redis.get(kept[0]) == raw.encode()
+    assert await real_redis.ttl(kept[0]) > 0
+    stored = await store.load_table(CHAT)
+    assert stored is not None and stored.game_id == "new1"
+    game_id = "unknown" if kind == "not-json" else "fixture1"
+    assert told == [(CHAT, game_id)]
+    assert metrics.QUARANTINED.labels("table")._value.get() == before + 1
+
+
+async def test_a_running_game_that_cannot_be_restored_is_announced(
+    make_harness: Any, real_redis: Redis
+) -> None:
+    """A worker starting up finds an unreadable running game: the group is told once,
+    the record waits in quarantine, and a new game can be opened."""
+    raw = json.loads((FIXTURES / "v1" / "table_playing.json").read_text())
+    async with make_harness() as h:
+        h.emu.add_user(101, "Alice")
+        h.emu.add_user(102, "Bob")
+        h.emu.add_group(CHAT, "Fixture group", members=[101, 102], creator=101)
+        await real_redis.set(table_key(CHAT), json.dumps(raw | {"schema": 99}))
+        await real_redis.sadd(RUNNING_KEY, str(CHAT))
+        await h.start_bot()
+        await h.wait_text(CHAT, "This game was lost")
+        await h.start_bot_offline()  # a second worker reading the same chat says nothing
+        assert await h.bots[0].games.storage.load_table(CHAT) is None
+        await h.settle()
+        told = [m for m in h.emu.messages(CHAT) if m.from_bot and "was lost" in m.text]
+        assert len(told) == 1
+        kept = [k async for k in real_redis.scan_iter(match=f"durak:{{{CHAT}}}:quarantine:*")]
+        assert len(kept) == 1
+        await h.emu.user_sends(101, CHAT, "/newgame")
+        await h.wait_text(CHAT, "new game")

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 
 from engine.actions import Action, Attack, Beat, Pass, Swap, Take, Transfer
 from engine.cards import CARD_RANK_MASK, LOWEST_RANK, mask_of
-from engine.rules import FIRST_BOUT_MAX_CARDS, HAND_SIZE, MAX_BOUT_CARDS
+from engine.game import by_running_out
+from engine.rules import HAND_SIZE, MAX_BOUT_CARDS
 
 if TYPE_CHECKING:
     from engine import State
@@ -36,7 +37,8 @@ class Sim:
         "defense",
         "discard",
         "durak",
-        "first_limit",
+        "emptied",
+        "first_cap",
         "hands",
         "leader",
         "limit",
@@ -52,6 +54,7 @@ class Sim:
         "stock",
         "swap_ok",
         "taking",
+        "teams",
         "throw_all",
         "transfer_ok",
         "trump",
@@ -65,7 +68,9 @@ class Sim:
     transfer_ok: bool
     throw_all: bool
     multi: bool
-    first_limit: bool
+    first_cap: int
+    teams: tuple[int, ...]
+    """Per seat: the bit set of that seat and its partners (only itself without partners)."""
     swap_ok: bool
     stock: list[int]
     sp: int
@@ -85,6 +90,8 @@ class Sim:
     out_mask: int
     over: bool
     durak: int | None
+    emptied: list[int]
+    """Players who played their last card this bout, in that order."""
 
     @classmethod
     def from_state(cls, state: State) -> Sim:
@@ -97,7 +104,11 @@ class Sim:
         s.transfer_ok = rules.transfer
         s.throw_all = rules.throw_in == "all"
         s.multi = rules.multi_card_lead
-        s.first_limit = rules.first_bout_limit
+        s.first_cap = rules.first_bout_cap(state.num_players)
+        s.teams = tuple(
+            sum(1 << q for q in range(s.n) if q % 2 == p % 2) if rules.partners else 1 << p
+            for p in range(s.n)
+        )
         s.swap_ok = rules.trump_swap
         s.stock = [int(c) for c in state.stock]
         s.sp = 0
@@ -117,6 +128,8 @@ class Sim:
         s.out_mask = sum(1 << p for p in state.out)
         s.over = state.over
         s.durak = state.durak
+        empty = [p for p in range(s.n) if state.hands[p] == 0 and p not in state.out]
+        s.emptied = by_running_out(empty, (), state.history) if state.attack else []
         return s
 
     def copy(self) -> Sim:
@@ -128,7 +141,8 @@ class Sim:
         s.transfer_ok = self.transfer_ok
         s.throw_all = self.throw_all
         s.multi = self.multi
-        s.first_limit = self.first_limit
+        s.first_cap = self.first_cap
+        s.teams = self.teams
         s.swap_ok = self.swap_ok
         s.stock = self.stock[:]
         s.sp = self.sp
@@ -148,6 +162,7 @@ class Sim:
         s.out_mask = self.out_mask
         s.over = self.over
         s.durak = self.durak
+        s.emptied = self.emptied[:]
         return s
 
     # --- who is in play ----------------------------------------------------------
@@ -159,16 +174,16 @@ class Sim:
     def in_play(self, p: int) -> bool:
         return not self.out_mask >> p & 1 and (self.hands[p] != 0 or self.sp < len(self.stock))
 
-    def left_of(self, p: int) -> int:
+    def left_of(self, p: int, skip: int = 0) -> int:
         n = self.n
         for step in range(1, n):
             seat = (p + step) % n
-            if self.in_play(seat):
+            if self.in_play(seat) and not skip >> seat & 1:
                 return seat
         return p
 
     def may_throw_in(self, p: int) -> bool:
-        if p == self.defender or self.out_mask >> p & 1:
+        if (self.teams[self.defender] | self.out_mask) >> p & 1:
             return False
         if self.throw_all:
             return True
@@ -183,9 +198,7 @@ class Sim:
         )
 
     def bout_cap(self) -> int:
-        if self.bout == 0 and self.first_limit:
-            return FIRST_BOUT_MAX_CARDS
-        return MAX_BOUT_CARDS
+        return self.first_cap if self.bout == 0 else MAX_BOUT_CARDS
 
     def waiting(self) -> list[int]:
         if self.over:
@@ -226,7 +239,7 @@ class Sim:
                 return -1
         if self.ranks != CARD_RANK_MASK[self.attack[0]]:
             return -1
-        target = self.left_of(self.defender)
+        target = self.left_of(self.defender, self.teams[self.defender])
         if target == self.defender:
             return -1
         after = len(self.attack) + 1
@@ -249,6 +262,8 @@ class Sim:
         for c in cards:
             mask |= 1 << c
         self.hands[p] &= ~mask
+        if not self.hands[p]:
+            self.emptied.append(p)
         self.attack.extend(cards)
         self.defense.extend([NONE] * len(cards))
         ranks = self.ranks | CARD_RANK_MASK[cards[0]]
@@ -259,6 +274,8 @@ class Sim:
 
     def do_attack1(self, p: int, card: int) -> None:
         self.hands[p] &= ~(1 << card)
+        if not self.hands[p]:
+            self.emptied.append(p)
         self.attack.append(card)
         self.defense.append(NONE)
         ranks = self.ranks | CARD_RANK_MASK[card]
@@ -269,6 +286,8 @@ class Sim:
 
     def do_beat(self, p: int, attack_card: int, card: int) -> None:
         self.hands[p] &= ~(1 << card)
+        if not self.hands[p]:
+            self.emptied.append(p)
         self.defense[self.attack.index(attack_card)] = card
         ranks = self.ranks | CARD_RANK_MASK[card]
         if ranks != self.ranks:
@@ -287,6 +306,8 @@ class Sim:
     def do_transfer(self, p: int, card: int) -> None:
         target = self.transfer_target()
         self.hands[p] &= ~(1 << card)
+        if not self.hands[p]:
+            self.emptied.append(p)
         self.attack.append(card)
         self.defense.append(NONE)
         self.attacker = p
@@ -332,9 +353,9 @@ class Sim:
     def _anyone(self) -> bool:
         if len(self.attack) >= self.limit:
             return False
-        ranks, passed, defender = self.ranks, self.passed, self.defender
+        ranks, passed = self.ranks, self.passed
         for p, hand in enumerate(self.hands):
-            if hand & ranks and p != defender and not passed >> p & 1 and self.may_throw_in(p):
+            if hand & ranks and not passed >> p & 1 and self.may_throw_in(p):
                 return True
         return False
 
@@ -372,23 +393,30 @@ class Sim:
             order = [(leader + k) % n for k in range(n)]
             order = [p for p in order if p != defender and not out_mask >> p & 1]
             order.append(defender)
-            for p in order:
-                if hands[p] == 0 and not self.out_mask >> p & 1:
-                    self.out.append(p)
-                    self.out_mask |= 1 << p
+            newly = [p for p in order if hands[p] == 0 and not out_mask >> p & 1]
+            if len(newly) > 1:  # in the order they played their last card
+                emptied = self.emptied
+                newly.sort(key=lambda p: emptied.index(p) if p in emptied else -1)
+            for p in newly:
+                self.out.append(p)
+                self.out_mask |= 1 << p
         self.attack = []
         self.defense = []
         self.ranks = 0
         self.passed = 0
         self.taking = False
+        if self.emptied:
+            self.emptied = []
         if self.sp >= end:
             remaining = [p for p in range(n) if not self.out_mask >> p & 1]
-            if len(remaining) <= 1:
+            # Over when at most one player (or, with partners, one side) holds cards.
+            first_team = self.teams[remaining[0]] if remaining else 0
+            if all(self.teams[p] == first_team for p in remaining):
                 self.over = True
                 self.durak = remaining[0] if remaining else None
                 return
         attacker = self.left_of(defender) if taken or hands[defender] == 0 else defender
-        new_defender = self.left_of(attacker)
+        new_defender = self.left_of(attacker, self.teams[attacker])
         self.leader = attacker
         self.attacker = attacker
         self.defender = new_defender

@@ -7,11 +7,21 @@ from engine.actions import Action, Attack, Beat, Pass, Swap, Take, Transfer, par
 from engine.cards import Card, Suit
 from engine.errors import DurakError, IllegalActionError, ParseError, RulesError
 from engine.events import Event
-from engine.game import GameResult, apply, legal_actions, new_game, result, waiting_for
-from engine.rules import PRESETS, Rules
+from engine.game import (
+    GameResult,
+    apply,
+    dealer_by_lot,
+    legal_actions,
+    new_game,
+    result,
+    team_of,
+    waiting_for,
+)
+from engine.rules import PRESETS, FirstBoutLimit, Rules
 from engine.series import Series
 from engine.state import State
-from engine.view import PlayerView, view
+from engine.turn import MustAct, must_act
+from engine.view import PlayerView, PublicView, public_view, view
 
 __all__ = [
     "PRESETS",
@@ -21,11 +31,14 @@ __all__ = [
     "Card",
     "DurakError",
     "Event",
+    "FirstBoutLimit",
     "GameResult",
     "IllegalActionError",
+    "MustAct",
     "ParseError",
     "Pass",
     "PlayerView",
+    "PublicView",
     "Rules",
     "RulesError",
     "Series",
@@ -35,10 +48,14 @@ __all__ = [
     "Take",
     "Transfer",
     "apply",
+    "dealer_by_lot",
     "legal_actions",
+    "must_act",
     "new_game",
     "parse_action",
+    "public_view",
     "result",
+    "team_of",
     "view",
     "waiting_for",
 ]

@@ -106,8 +106,12 @@ class PlayerOut(NamedTuple):
 
 
 class GameOver(NamedTuple):
+    """``durak`` None is a draw; ``order`` is the finishing order (see ``GameResult``);
+    ``losing_team`` is the team (seat % 2) that lost a partners game, else None."""
+
     durak: int | None
     order: tuple[int, ...]
+    losing_team: int | None = None
     kind: Literal["game_over"] = "game_over"
 
 

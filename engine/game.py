@@ -56,37 +56,42 @@ from engine.events import (
     Transferred,
     TrumpShown,
 )
-from engine.rules import FIRST_BOUT_MAX_CARDS, HAND_SIZE, MAX_BOUT_CARDS, MAX_PLAYERS, Rules
-from engine.state import State
+from engine.rules import HAND_SIZE, MAX_BOUT_CARDS, MAX_PLAYERS, Rules
+from engine.state import History, State
 
-# _step and _end_bout build states positionally (the hot path): keep them in step with State.
-assert State._fields == (
-    "rules", "num_players", "dealer", "trump", "trump_card", "stock", "hands", "known",
-    "discard", "attack", "defense", "ranks", "leader", "attacker", "defender", "limit",
-    "passed", "taking", "bout", "out", "over", "durak", "step", "events", "history",
-)  # fmt: skip
+# The hot path builds states and some events as plain tuples (a third of the cost of
+# calling the class); tests/test_engine_properties.py checks their field orders.
 _new_tuple = tuple.__new__
-
-# The hot path builds these events as plain tuples too (a third of the cost of calling
-# the class): keep the field orders in step.
-assert Attacked._fields == ("player", "cards", "kind")
-assert Beaten._fields == ("player", "attack", "card", "kind")
-assert Took._fields == Passed._fields == ("player", "kind")
-assert PickedUp._fields == ("player", "cards", "kind")
-assert Discarded._fields == ("cards", "kind")
-assert Drew._fields == ("player", "count", "trump_card", "kind")
-assert BoutStarted._fields == ("attacker", "defender", "limit", "kind")
 
 
 class GameResult(NamedTuple):
     durak: int | None
-    """The loser, or None for a draw."""
+    """The loser, or None for a draw. In a partners game: the losing team's first seat
+    still holding cards (read ``losers`` or ``losing_team`` there)."""
     order: tuple[int, ...]
-    """Finishing order: who went out first comes first; the durak (if any) last."""
+    """Finishing order: who ran out of cards first comes first (within one bout, in
+    the order they played their last card); then whoever still holds cards (the
+    durak, or in a partners game the losing team's players still holding cards)."""
+    losing_team: int | None = None
+    """Partners games: the team (seat % 2) that lost; None for a draw and without partners."""
 
     @property
     def draw(self) -> bool:
         return self.durak is None
+
+    @property
+    def losers(self) -> tuple[int, ...]:
+        """Every durak of the game: the durak, or each member of the losing team
+        (also those who had run out of cards); empty for a draw."""
+        if self.losing_team is not None:
+            return tuple(p for p in sorted(self.order) if p % 2 == self.losing_team)
+        return () if self.durak is None else (self.durak,)
+
+
+def team_of(rules: Rules, seat: int) -> int | None:
+    """A seat's team in a partners game (seat % 2: partners sit opposite in 4,
+    alternate in 6); None without partners."""
+    return seat % 2 if rules.partners else None
 
 
 # --- setting up -----------------------------------------------------------------------
@@ -98,7 +103,7 @@ def new_game(
     *,
     seed: int | None = None,
     deck: list[Card] | tuple[Card, ...] | None = None,
-    dealer: int = 0,
+    dealer: int | None = 0,
     first_game: bool = True,
 ) -> State:
     """Deal a new game.
@@ -106,10 +111,16 @@ def new_game(
     ``seed`` shuffles reproducibly; ``deck`` is an explicit order: its first card goes
     to the dealer's left neighbour, the next to the player after them, clockwise for 6
     rounds; the next card is the trump card; the rest is the stock, drawn in list
-    order, the trump card after them. ``first_game=False`` (later games of a series)
-    lets the dealer's left neighbour attack instead of the lowest trump.
+    order, the trump card after them. ``dealer=None`` draws the dealer by lot from
+    ``seed`` (``dealer_by_lot``), as the first game of a table does.
+
+    ``first_game=True``: whoever holds the lowest trump attacks first (the first game,
+    and any game after a drawn one, when there is no durak to deal). ``False`` (a
+    later game of a series, dealt by the last durak): the dealer's left neighbour.
     """
     rules.check_players(num_players)
+    if dealer is None:
+        dealer = dealer_by_lot(num_players, seed)
     if not 0 <= dealer < num_players:
         raise RulesError(f"dealer must be a seat from 0 to {num_players - 1}, not {dealer}")
     full = deck_cards(rules.deck_size)
@@ -145,9 +156,8 @@ def new_game(
             attacker = player
             known[player] |= 1 << card
             events.append(TrumpShown(player, card))
-    defender = (attacker + 1) % n
-    cap = FIRST_BOUT_MAX_CARDS if rules.first_bout_limit else MAX_BOUT_CARDS
-    limit = min(cap, hands[defender].bit_count())
+    defender = (attacker + 1) % n  # an opponent: partners' seats alternate
+    limit = min(rules.first_bout_cap(n), hands[defender].bit_count())
     events.insert(0, GameStarted(dealer, trump_card, attacker, defender))
     events.append(BoutStarted(attacker, defender, limit))
     step_events = tuple(events)
@@ -180,6 +190,12 @@ def new_game(
     )
 
 
+def dealer_by_lot(num_players: int, seed: int | None) -> int:
+    """The first dealer drawn by lot, reproducibly from ``seed`` (German seed: "Im
+    ersten Spiel wird der Geber ausgelost"); independent of the deck's shuffle."""
+    return random.Random(f"dealer:{seed}").randrange(num_players)
+
+
 def _lowest_trump_holder(hands: list[int], trump: int) -> tuple[int, Card] | None:
     """Who holds the lowest trump dealt, and that card (None if no trump was dealt)."""
     best: tuple[int, int] | None = None
@@ -206,27 +222,51 @@ def lowest_trump(state: State) -> Card:
 # --- who is in play -------------------------------------------------------------------
 
 
-def _left_of(state: State, player: int) -> int:
-    """The next seat clockwise after ``player`` still in play (``player`` if none)."""
-    return _next_in_play(state.num_players, state.out, state.hands, state.stock, player)
+def _left_of(state: State, player: int, skip: int = 0) -> int:
+    """The next seat clockwise after ``player`` still in play and not in the bit set
+    ``skip`` (``player`` if none)."""
+    return _next_in_play(state.num_players, state.out, state.hands, state.stock, player, skip)
 
 
 def _next_in_play(
-    n: int, out: tuple[int, ...], hands: tuple[int, ...], stock: tuple[Card, ...], player: int
+    n: int,
+    out: tuple[int, ...],
+    hands: tuple[int, ...],
+    stock: tuple[Card, ...],
+    player: int,
+    skip: int = 0,
 ) -> int:
     """The next seat clockwise after ``player`` still in play (``player`` if none): not
-    out, and either holding cards or able to draw."""
+    out, either holding cards or able to draw, and not in the bit set ``skip``."""
     for step in range(1, n):
         seat = (player + step) % n
-        if seat not in out and (hands[seat] != 0 or stock):
+        if seat not in out and (hands[seat] != 0 or stock) and not skip >> seat & 1:
             return seat
     return player
 
 
+# _TEAMS[n][seat]: the bit set of the seats on ``seat``'s team (seat % 2) at n seats.
+_TEAMS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(sum(1 << s for s in range(n) if s % 2 == seat % 2) for seat in range(n))
+    for n in range(MAX_PLAYERS + 1)
+)
+
+
+def may_add_by_seat(state: State, seat: int) -> bool:
+    """Whether ``seat``'s position lets them add cards to this bout: not the defender or
+    a partner of theirs, not out, and any attacker (or, with ``throw_in="neighbours"``,
+    only the attacker and the defender's left neighbour). Public: it ignores the cards."""
+    defender = state.defender
+    rules = state.rules
+    if seat == defender or seat in state.out or (rules.partners and (seat ^ defender) & 1 == 0):
+        return False
+    return rules.throw_in == "all" or seat == state.attacker or seat == _left_of(state, defender)
+
+
 def _can_throw_in(state: State, player: int) -> bool:
-    """Whether ``player`` may add a card to this bout now: not the defender, not out,
-    not passed since the last new rank, a matching card in hand, room on the table, and
-    a seat that may throw in (every attacker, or only the defender's two neighbours)."""
+    """Whether ``player`` may add a card to this bout now: a matching card in hand, not
+    passed since the last new rank, room on the table, and ``may_add_by_seat`` (inlined,
+    cheapest tests first: this runs for every throw-in on the hot path)."""
     return (
         state.hands[player] & state.ranks != 0
         and not state.passed >> player & 1
@@ -238,17 +278,20 @@ def _can_throw_in(state: State, player: int) -> bool:
             or player == state.attacker
             or player == _left_of(state, state.defender)
         )
+        and not (state.rules.partners and (player ^ state.defender) & 1 == 0)
     )
 
 
 def _bout_cap(state: State) -> int:
-    if state.bout == 0 and state.rules.first_bout_limit:
-        return FIRST_BOUT_MAX_CARDS
+    if state.bout == 0:
+        return state.rules.first_bout_cap(state.num_players)
     return MAX_BOUT_CARDS
 
 
 def waiting_for(state: State) -> tuple[int, ...]:
-    """The players the game is waiting on, in priority order.
+    """The players who can act now, in priority order: uses hidden cards, so it is for
+    drivers that hold the whole state (a server, the arena), never for display (see
+    ``engine.must_act`` and ``PlayerView.waiting_for``).
 
     The defender (while cards are unbeaten and they have not taken) comes first, then
     every attacker who may still throw in, the attacker first and the rest clockwise.
@@ -265,6 +308,7 @@ def waiting_for(state: State) -> tuple[int, ...]:
         attacker, hands, ranks, passed = state.attacker, state.hands, state.ranks, state.passed
         out = state.out
         everyone = state.rules.throw_in == "all"
+        partners = state.rules.partners
         for seat in _CLOCKWISE[state.num_players][attacker]:
             if (
                 hands[seat] & ranks
@@ -272,6 +316,7 @@ def waiting_for(state: State) -> tuple[int, ...]:
                 and not passed >> seat & 1
                 and seat not in out
                 and (everyone or seat == attacker or seat == _left_of(state, defender))
+                and not (partners and (seat ^ defender) & 1 == 0)
             ):
                 waiting.append(seat)
     return tuple(waiting)
@@ -388,8 +433,12 @@ def _transfer_target(state: State) -> int | None:
         return None  # a card is beaten already, or no transfers in this variant
     if state.ranks != CARD_RANK_MASK[state.attack[0]]:
         return None  # attack cards of more than one rank
-    target = _left_of(state, state.defender)
-    if target == state.defender:
+    # The next player, skipping the defender's partners: the transferrer's side attacks
+    # the new defender, so that must be an opponent of theirs.
+    defender = state.defender
+    skip = _TEAMS[state.num_players][defender] if state.rules.partners else 0
+    target = _left_of(state, defender, skip)
+    if target == defender:
         return None
     after = len(state.attack) + 1
     if after > state.hands[target].bit_count() or after > _bout_cap(state):
@@ -723,6 +772,7 @@ def _anyone_can_throw_in(
                 or player == attacker
                 or player == _next_in_play(state.num_players, out, hands, stock, defender)
             )
+            and not (state.rules.partners and (player ^ defender) & 1 == 0)
         ):
             return True
     return False
@@ -785,25 +835,33 @@ def _end_bout(
     if not stock:
         newly_out = [p for p in order if hands[p] == 0 and p not in out]
         if newly_out:
+            if len(newly_out) > 1:
+                newly_out = by_running_out(newly_out, events, state.history)
             out = (*out, *newly_out)
             log.extend(PlayerOut(p) for p in newly_out)
 
-    over = False
-    durak: int | None = None
-    if not stock and len(out) >= n - 1:
+    partners = state.rules.partners
+    if not stock and (len(out) >= n - 1 or (partners and _side_out(n, out))):
         over = True
-        remaining = [p for p in range(n) if p not in out]
+        remaining = tuple(p for p in range(n) if p not in out)
         durak = remaining[0] if remaining else None
-        log.append(GameOver(durak, out if durak is None else (*out, durak)))
+        losing_team = durak % 2 if partners and durak is not None else None
+        log.append(GameOver(durak, (*out, *remaining), losing_team))
         attacker = new_defender = state.attacker
         limit = 0
     else:
+        over = False
+        durak = None
         # Taking (or having no cards left) loses the turn to lead.
         if taking or hands[defender] == 0:
             attacker = (defender + 1) % n if not out else _next_holding(n, out, defender)
         else:
             attacker = defender
-        new_defender = (attacker + 1) % n if not out else _next_holding(n, out, attacker)
+        if not out:  # partners' seats alternate, so the left neighbour is an opponent
+            new_defender = (attacker + 1) % n
+        else:
+            skip = _TEAMS[n][attacker] if partners else 0
+            new_defender = _next_holding(n, out, attacker, skip)
         limit = hands[new_defender].bit_count()
         if limit > MAX_BOUT_CARDS:
             limit = MAX_BOUT_CARDS
@@ -854,19 +912,55 @@ _DRAW_ORDERS: tuple[tuple[tuple[tuple[int, ...], ...], ...], ...] = tuple(
 )
 
 
-def _next_holding(n: int, out: tuple[int, ...], player: int) -> int:
-    """The next seat clockwise after ``player`` that is not out (between bouts everyone
-    not out holds cards)."""
+def _next_holding(n: int, out: tuple[int, ...], player: int, skip: int = 0) -> int:
+    """The next seat clockwise after ``player`` that is not out and not in the bit set
+    ``skip`` (between bouts everyone not out holds cards)."""
     for step in range(1, n):
         seat = (player + step) % n
-        if seat not in out:
+        if seat not in out and not skip >> seat & 1:
             return seat
     return player
+
+
+def _side_out(n: int, out: tuple[int, ...]) -> bool:
+    """Whether one side of a partners game (or both) has no cards left (stock empty)."""
+    return all(p in out for p in range(0, n, 2)) or all(p in out for p in range(1, n, 2))
+
+
+_PLAYS = frozenset({"attacked", "beaten", "transferred"})
+
+
+def by_running_out(
+    players: list[int], events: tuple[Event, ...], history: History | None
+) -> list[int]:
+    """``players``, who all have no cards left at this bout's end, in the order they
+    played their last card (this step's ``events``, then the bout's earlier steps)."""
+    backwards: dict[int, int] = {}  # player -> plays since their last one, newest first
+    step_events: tuple[Event, ...] | None = events
+    node = history
+    while step_events is not None:
+        for event in reversed(step_events):
+            kind = event.kind
+            if kind == "bout_started" or kind == "game_started":
+                step_events = None
+                break
+            if kind in _PLAYS:
+                player = event.player  # type: ignore[union-attr]  # every play names one
+                if player in players and player not in backwards:
+                    backwards[player] = len(backwards)
+        else:
+            if node is None:
+                break
+            node, step_events = node
+    return sorted(players, key=lambda p: -backwards.get(p, len(players)))
 
 
 def result(state: State) -> GameResult | None:
     """The outcome once the game is over, else None."""
     if not state.over:
         return None
-    order = state.out if state.durak is None else (*state.out, state.durak)
-    return GameResult(state.durak, order)
+    remaining = tuple(p for p in range(state.num_players) if p not in state.out)
+    losing_team = None
+    if state.rules.partners and state.durak is not None:
+        losing_team = state.durak % 2
+    return GameResult(state.durak, (*state.out, *remaining), losing_team)

@@ -190,6 +190,8 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     for name in cls._fields:
         if name == "kind":
             continue
+        if name not in data and name in cls._field_defaults:
+            continue  # a field added later: games stored before it get its default
         raw = data[name]
         if name in _CARD_FIELDS:
             kwargs[name] = None if raw is None else Card.parse(raw)

@@ -1,26 +1,27 @@
-"""What one player may know: the only input a computer player or a DM ever gets."""
+"""What the table may know (``public_view``) and what one player may know (``view``):
+the only inputs a group message, a computer player or a DM ever get."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from engine.actions import Action
 from engine.cards import Card, cards_of, sort_key
 from engine.events import Event
-from engine.game import legal_actions, waiting_for
+from engine.game import legal_actions
 from engine.rules import Rules
 from engine.state import State
+from engine.turn import MustAct, must_act
 
 
 @dataclass(frozen=True, slots=True)
-class PlayerView:
-    """Everything ``player`` may know about the game, and nothing else."""
+class PublicView:
+    """Everything everyone at the table may know: no card of any hand that was not
+    shown (there is no hand field at all)."""
 
-    player: int
     num_players: int
     rules: Rules
-    hand: tuple[Card, ...]
-    """Own cards, display order (non-trumps by rank, trumps last)."""
     trump: int
     trump_card: Card
     trump_card_in_stock: bool
@@ -41,11 +42,18 @@ class PlayerView:
     bout: int
     dealer: int
     out: tuple[int, ...]
+    """Who ran out of cards, in that order."""
     over: bool
     durak: int | None
+    """None while playing and for a draw (see ``engine.GameResult``)."""
+    losing_team: int | None
+    """Partners games that are over: the team (seat % 2) that lost; else None."""
     step: int
+    must_act: MustAct
+    """Who the game waits on (public: never who could throw in)."""
     waiting_for: tuple[int, ...]
-    legal_actions: tuple[Action, ...]
+    """``must_act.seats``: the defender or leader, then the attackers whose seat lets
+    them add cards; it does not reveal who holds a card they could add."""
     last_events: tuple[Event, ...]
     history: tuple[Event, ...]
 
@@ -53,41 +61,83 @@ class PlayerView:
     def discard_count(self) -> int:
         return len(self.discard)
 
+    def team(self, seat: int) -> int | None:
+        """``seat``'s team (seat % 2) in a partners game, else None."""
+        return seat % 2 if self.rules.partners else None
+
+    @property
+    def losers(self) -> tuple[int, ...]:
+        """Every durak of a finished game (each member of a losing team); empty while
+        playing and for a draw."""
+        if self.losing_team is not None:
+            return tuple(range(self.losing_team, self.num_players, 2))
+        return () if self.durak is None else (self.durak,)
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerView(PublicView):
+    """Everything ``player`` may know about the game, and nothing else: the public
+    view plus their own hand and moves."""
+
+    player: int
+    hand: tuple[Card, ...]
+    """Own cards, display order (non-trumps by rank, trumps last)."""
+    legal_actions: tuple[Action, ...]
+
     @property
     def my_turn(self) -> bool:
         return bool(self.legal_actions)
+
+
+def _public_fields(state: State) -> dict[str, Any]:
+    turn = must_act(state)
+    losing_team = None
+    if state.over and state.rules.partners and state.durak is not None:
+        losing_team = state.durak % 2
+    return {
+        "num_players": state.num_players,
+        "rules": state.rules,
+        "trump": state.trump,
+        "trump_card": state.trump_card,
+        "trump_card_in_stock": bool(state.stock),
+        "stock_count": len(state.stock),
+        "discard": cards_of(state.discard),
+        "hand_sizes": tuple(h.bit_count() for h in state.hands),
+        "known_cards": tuple(
+            cards_of(k & h) for k, h in zip(state.known, state.hands, strict=True)
+        ),
+        "table": state.table,
+        "leader": state.leader,
+        "attacker": state.attacker,
+        "defender": state.defender,
+        "limit": state.limit,
+        "taking": state.taking,
+        "passed": tuple(p for p in range(state.num_players) if state.passed >> p & 1),
+        "bout": state.bout,
+        "dealer": state.dealer,
+        "out": state.out,
+        "over": state.over,
+        "durak": state.durak,
+        "losing_team": losing_team,
+        "step": state.step,
+        "must_act": turn,
+        "waiting_for": turn.seats,
+        "last_events": state.events,
+        "history": tuple(state.all_events()),
+    }
+
+
+def public_view(state: State) -> PublicView:
+    """What everyone at the table may see: the only input of a group message."""
+    return PublicView(**_public_fields(state))
 
 
 def view(state: State, player: int) -> PlayerView:
     """Build ``player``'s view of ``state``."""
     hand = sorted(cards_of(state.hands[player]), key=lambda c: sort_key(c, state.trump))
     return PlayerView(
+        **_public_fields(state),
         player=player,
-        num_players=state.num_players,
-        rules=state.rules,
         hand=tuple(hand),
-        trump=state.trump,
-        trump_card=state.trump_card,
-        trump_card_in_stock=bool(state.stock),
-        stock_count=len(state.stock),
-        discard=cards_of(state.discard),
-        hand_sizes=tuple(h.bit_count() for h in state.hands),
-        known_cards=tuple(cards_of(k & h) for k, h in zip(state.known, state.hands, strict=True)),
-        table=state.table,
-        leader=state.leader,
-        attacker=state.attacker,
-        defender=state.defender,
-        limit=state.limit,
-        taking=state.taking,
-        passed=tuple(p for p in range(state.num_players) if state.passed >> p & 1),
-        bout=state.bout,
-        dealer=state.dealer,
-        out=state.out,
-        over=state.over,
-        durak=state.durak,
-        step=state.step,
-        waiting_for=waiting_for(state),
         legal_actions=tuple(legal_actions(state, player)),
-        last_events=state.events,
-        history=tuple(state.all_events()),
     )

@@ -23,6 +23,8 @@ def _same(sim: Sim, state: State) -> None:
     assert sim.defense == [NONE if c is None else int(c) for c in state.defense]
     assert sim.out == list(state.out)
     assert (sim.over, sim.durak) == (state.over, state.durak)
+    if state.attack:
+        assert Sim.from_state(state).emptied == sim.emptied
     if not state.over:
         assert (sim.attacker, sim.defender, sim.leader, sim.limit) == (
             state.attacker,
@@ -39,12 +41,28 @@ def _same(sim: Sim, state: State) -> None:
         assert sim.waiting() == list(waiting_for(state))
 
 
-@pytest.mark.parametrize("preset", sorted(PRESETS))
-def test_sim_follows_the_engine_on_random_games(preset: str) -> None:
-    rules = Rules.preset(preset)
-    rng = random.Random(preset)
-    for n in range(2, rules.max_players + 1):
-        for _ in range(6):
+# Every preset, plus the options no preset covers.
+SIM_RULES = {
+    **{name: Rules.preset(name) for name in sorted(PRESETS)},
+    "partners": Rules(partners=True, deck_size=52),
+    "partners_transfer_neighbours": Rules(
+        partners=True, variant="perevodnoy", throw_in="neighbours", deck_size=52
+    ),
+    "first_bout_from_four": Rules(first_bout_limit="from_four_players", variant="perevodnoy"),
+}
+
+
+def _player_counts(rules: Rules) -> list[int]:
+    counts = range(2, rules.max_players + 1)
+    return [n for n in counts if n in (4, 6)] if rules.partners else list(counts)
+
+
+@pytest.mark.parametrize("name", sorted(SIM_RULES))
+def test_sim_follows_the_engine_on_random_games(name: str) -> None:
+    rules = SIM_RULES[name]
+    rng = random.Random(name)
+    for n in _player_counts(rules):
+        for _ in range(6 if not rules.partners else 12):
             state = new_game(rules, n, seed=rng.randrange(10**9), dealer=rng.randrange(n))
             sim = Sim.from_state(state)
             while not state.over:
@@ -61,11 +79,11 @@ def test_sim_follows_the_engine_on_random_games(preset: str) -> None:
                 _same(sim, state)
 
 
-@pytest.mark.parametrize("preset", sorted(PRESETS))
-def test_heuristic_and_solver_moves_are_the_engine_legal_actions(preset: str) -> None:
-    rules = Rules.preset(preset)
-    rng = random.Random(preset + "moves")
-    for n in range(2, rules.max_players + 1):
+@pytest.mark.parametrize("name", sorted(SIM_RULES))
+def test_heuristic_and_solver_moves_are_the_engine_legal_actions(name: str) -> None:
+    rules = SIM_RULES[name]
+    rng = random.Random(name + "moves")
+    for n in _player_counts(rules):
         for _ in range(4):
             state = new_game(rules, n, seed=rng.randrange(10**9))
             while not state.over:

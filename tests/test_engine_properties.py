@@ -32,15 +32,18 @@ MAX_STEPS = 3000
 
 @st.composite
 def games(draw: st.DrawFn) -> tuple[Rules, int, int]:
+    """Rules in every option combination, a player count they allow, a seed."""
+    deck_size = draw(st.sampled_from([24, 36, 52]))
+    players = draw(st.integers(2, min(6, deck_size // HAND_SIZE)))
     rules = Rules(
-        deck_size=draw(st.sampled_from([24, 36, 52])),
+        deck_size=deck_size,
         variant=draw(st.sampled_from(["podkidnoy", "perevodnoy"])),
         throw_in=draw(st.sampled_from(["all", "neighbours"])),
         multi_card_lead=draw(st.booleans()),
-        first_bout_limit=draw(st.booleans()),
+        first_bout_limit=draw(st.sampled_from(["always", "from_four_players", "off", True, False])),
         trump_swap=draw(st.booleans()),
+        partners=players in (4, 6) and draw(st.booleans()),
     )
-    players = draw(st.integers(2, rules.max_players))
     seed = draw(st.integers(0, 2**32 - 1))
     return rules, players, seed
 
@@ -146,7 +149,14 @@ def test_random_games_keep_every_invariant_and_end(game: tuple[Rules, int, int])
     final = result(state)
     assert final is not None
     assert sorted(final.order) == list(range(players))  # everyone finishes exactly once
-    assert final.durak is None or final.order[-1] == final.durak
+    holding = final.order[len(state.out) :]  # who still held cards at the end
+    assert final.durak is None or final.durak == holding[0]
+    assert final.draw == (not holding) == (not final.losers)
+    if rules.partners:
+        assert {p % 2 for p in holding} <= {final.losing_team}
+        assert final.losers == tuple(p for p in range(players) if p % 2 == final.losing_team)
+    else:
+        assert len(holding) <= 1 and final.losing_team is None
     assert State.from_json(state.to_json()) == state
 
 
@@ -166,3 +176,21 @@ def test_history_in_a_view_is_the_public_event_log() -> None:
     events = view(state, 1).history
     assert events[0].kind == "game_started" and events[-1].kind == "game_over"
     assert len(events) == len(state.all_events())
+
+
+def test_hot_path_tuple_layouts_match_the_classes() -> None:
+    # engine.game builds states and these events with tuple.__new__ in field order.
+    from engine.events import Attacked, Beaten, BoutStarted, Discarded, Drew, Passed, PickedUp, Took
+
+    assert State._fields == (
+        "rules", "num_players", "dealer", "trump", "trump_card", "stock", "hands", "known",
+        "discard", "attack", "defense", "ranks", "leader", "attacker", "defender", "limit",
+        "passed", "taking", "bout", "out", "over", "durak", "step", "events", "history",
+    )  # fmt: skip
+    assert Attacked._fields == ("player", "cards", "kind")
+    assert Beaten._fields == ("player", "attack", "card", "kind")
+    assert Took._fields == Passed._fields == ("player", "kind")
+    assert PickedUp._fields == ("player", "cards", "kind")
+    assert Discarded._fields == ("cards", "kind")
+    assert Drew._fields == ("player", "count", "trump_card", "kind")
+    assert BoutStarted._fields == ("attacker", "defender", "limit", "kind")

@@ -12,6 +12,7 @@ from deck_builder import build_deck, cards, game, legal, play, position
 
 from engine import (
     Card,
+    GameResult,
     IllegalActionError,
     Rules,
     RulesError,
@@ -471,7 +472,7 @@ def test_last_player_with_cards_is_the_durak() -> None:
     state = play(state, "0: attack 7♠", "1: beat 7♠ 8♠")
     assert state.over and state.durak == 1
     assert GameOver(1, (0, 1)) in state.events
-    assert result(state) == (1, (0, 1))
+    assert result(state) == GameResult(1, (0, 1))
     assert all(legal_actions(state, p) == [] for p in (0, 1))
     assert waiting_for(state) == ()
 
@@ -505,7 +506,7 @@ def test_finishing_order_and_game_over() -> None:
     assert (state.attacker, state.defender) == (1, 2)
     state = play(state, "1: attack 9♥", "2: take")
     assert state.over and state.durak == 2
-    assert result(state) == (2, (0, 1, 2))
+    assert result(state) == GameResult(2, (0, 1, 2))
 
 
 # --- 12. Transfer ------------------------------------------------------------------------
@@ -566,8 +567,6 @@ def test_series_counts_duraks_and_first_outs_and_the_durak_deals_next() -> None:
     series = Series.start(Rules(series_length=3), 3)
     first = series.next_game(seed=5)
     assert first.dealer == 0 and first.bout == 0
-    from engine.game import GameResult
-
     series = series.record(GameResult(durak=2, order=(1, 0, 2)))
     assert series.durak_counts == (0, 0, 1) and series.first_out_counts == (0, 1, 0)
     second = series.next_game(seed=6)

@@ -37,7 +37,9 @@ def build_application(
 ) -> Application[Any, Any, Any, Any, Any, Any]:
     """The bot, ready for ``run_polling``/``run_webhook`` (or ``start_bot`` in tests)."""
     storage = Storage(redis, finished_ttl=settings.finished_ttl, idle_ttl=settings.idle_ttl)
-    timing = Timing(settings.turn_timeout, settings.ai_delay, settings.notify_quiet)
+    timing = Timing(
+        settings.turn_timeout, settings.ai_delay, settings.notify_quiet, settings.throw_in_window
+    )
     games = Games(storage, timing, AiRunner(ai_processes), clock=clock)
 
     async def post_init(app: Application[Any, Any, Any, Any, Any, Any]) -> None:

@@ -21,12 +21,12 @@ GAME_ID_RE: Final = re.compile(r"[a-z0-9]{6}")
 
 GroupOp = Literal[
     "join", "leave", "ai_easy", "ai_normal", "ai_hard", "start", "cancel",
-    "deck", "throw_in", "transfer", "series", "new", "remove_ai",
+    "deck", "throw_in", "transfer", "series", "new", "remove_ai", "lobby",
 ]  # fmt: skip
 _GROUP_CODES: Final[dict[str, GroupOp]] = {
     "j": "join", "l": "leave", "e": "ai_easy", "n": "ai_normal", "h": "ai_hard",
     "s": "start", "x": "cancel", "d": "deck", "t": "throw_in", "v": "transfer",
-    "r": "series", "N": "new", "R": "remove_ai",
+    "r": "series", "N": "new", "R": "remove_ai", "L": "lobby",
 }  # fmt: skip
 _GROUP_OPS: Final = {op: code for code, op in _GROUP_CODES.items()}
 

@@ -26,6 +26,9 @@ class Settings(BaseSettings):
     """Size of the Redis connection pool (updates wait for a free connection)."""
     turn_timeout: float = Field(60.0, gt=0)
     """Seconds a player has for a move before the bot moves for them."""
+    throw_in_window: float = Field(7.0, gt=0)
+    """Seconds attackers have to add cards once the defender is done (all beaten, or
+    taking); then they pass automatically. Capped by TURN_TIMEOUT."""
     ai_delay: float = Field(1.2, ge=0)
     """Seconds a computer player 'thinks' before it moves, so the table is readable."""
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"

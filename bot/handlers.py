@@ -315,6 +315,12 @@ class Handlers:
                 chat_id, lambda t: flow.start(t, gid, now, unreachable, **self.games.kwargs())
             )
             return None
+        if op == "lobby":
+            opener, fresh_id = person(user, lang), new_game_id()
+            await self.games.change(
+                chat_id, lambda t: (flow.fresh_lobby(t, gid, opener, fresh_id), Effects())
+            )
+            return None
         # op == "new": the next game of the series (or a new one) in a new lobby.
         new_id = new_game_id()
         await self.games.change(chat_id, lambda t: (flow.next_game(t, gid, new_id), Effects()))

@@ -70,6 +70,11 @@ class ChatGame(BaseModel):
     final_order: list[int] = []
     final_durak: int | None = None
     ended_early: bool = False
+    auto_steps: list[int] = []
+    """Recent steps whose move the bot made for a player whose time ran out (the log
+    marks them ⏱); only the last few are kept."""
+    started_at: float | None = None
+    finished_at: float | None = None
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 

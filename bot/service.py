@@ -32,6 +32,7 @@ class Timing:
     turn_timeout: float
     ai_delay: float
     notify_quiet: float
+    throw_in_window: float = 7.0
 
 
 class Games:
@@ -74,10 +75,13 @@ class Games:
         if due is not None and game.phase == "playing":
             await self.scheduler.schedule(game.chat_id, due)
         self.box.refresh(game, effects.notify, effects.calm)
-        if effects.announce:
+        if effects.announce or effects.ended:
             tr = await self.group_translator(game.chat_id)
             for note in effects.announce:
                 self.box.say(game.chat_id, Rendered(tr.t(note.key, **note.kwargs)))
+            if effects.ended:
+                # A new message, so the group is notified of the ending.
+                self.box.say(game.chat_id, render.results_message(game, tr))
 
     def kwargs(self) -> dict[str, float]:
         t = self.timing
@@ -100,6 +104,7 @@ class Games:
                 ai_delay=t.ai_delay,
                 turn_timeout=t.turn_timeout,
                 notify_quiet=t.notify_quiet,
+                throw_in_window=t.throw_in_window,
             ),
         )
 
@@ -144,6 +149,7 @@ class Games:
                         ai_delay=t.ai_delay,
                         turn_timeout=t.turn_timeout,
                         notify_quiet=t.notify_quiet,
+                        throw_in_window=t.throw_in_window,
                     ),
                 )
         elif game.turn_deadline is not None and game.turn_deadline <= now:
@@ -155,6 +161,7 @@ class Games:
                     ai_delay=t.ai_delay,
                     turn_timeout=t.turn_timeout,
                     notify_quiet=t.notify_quiet,
+                    throw_in_window=t.throw_in_window,
                 ),
             )
         await self.ensure_timer(chat_id)
@@ -198,7 +205,7 @@ class Games:
             return render.lobby_message(game, tr, self.bot_username, await self.unreachable(game))
         if game.phase == "cancelled":
             return render.cancelled(tr)
-        return render.table_message(game, tr, self.bot_username)
+        return render.table_message(game, tr, self.bot_username, now=self.clock())
 
     async def render_hand(self, game: ChatGame, seat: int, mode: HandMode | None) -> Rendered:
         info = game.seats[seat]
@@ -206,10 +213,15 @@ class Games:
         chosen = (await self.storage.user(info.user_id)).lang if info.user_id else None
         tr = translator(negotiate(chosen or info.lang))
         if info.left:
-            return render.hand_closed(game, tr)
+            return render.hand_closed(game, tr, seat)
         pick = None
         if mode is not None and mode[0] == "pick":
             pick = Card(mode[1])
         return render.hand_message(
-            game, seat, tr, pick=pick, confirm_leave=mode is not None and mode[0] == "leave"
+            game,
+            seat,
+            tr,
+            pick=pick,
+            confirm_leave=mode is not None and mode[0] == "leave",
+            now=self.clock(),
         )

@@ -45,7 +45,7 @@ async def test_two_humans_play_a_full_game(make_harness: Any) -> None:
         assert table.message_id == lobby.message_id  # the lobby became the table
         result = await play_out(h, GROUP, [ANN, BOB])
         assert "Durak" in result.text or "draw" in result.text
-        assert any(b["text"] == "New game" for row in result.buttons for b in row)
+        assert any(b["text"] == "Rematch" for row in result.buttons for b in row)
 
 
 def buttons_of(message: Any) -> list[str]:
@@ -57,7 +57,7 @@ async def lobby_with(h: Harness, humans: list[int], ais: list[str] = ()) -> Any:
     for uid in humans[1:]:
         await press(h, uid, GROUP, lobby.message_id, text="Join")
     for level in ais:
-        await press(h, humans[0], GROUP, lobby.message_id, text=f"Add AI: {level}")
+        await press(h, humans[0], GROUP, lobby.message_id, text=f"+ AI {level}")
     return lobby
 
 
@@ -80,7 +80,7 @@ async def test_six_seats_three_humans_three_computers(make_harness: Any) -> None
         await open_dms(h, ANN, BOB, CAROL)
         lobby = await lobby_with(h, [ANN, BOB, CAROL], ["Easy", "Easy", "Normal"])
         await h.wait_text(GROUP, "6. 🤖 Normal AI")
-        await press(h, BOB, GROUP, lobby.message_id, text="Add AI: Easy")  # a 7th seat
+        await press(h, BOB, GROUP, lobby.message_id, text="+ AI Easy")  # a 7th seat
         answer = await press(h, ANN, GROUP, lobby.message_id, text="Start")
         assert answer.text is None
         result = await play_out(h, GROUP, [ANN, BOB, CAROL])

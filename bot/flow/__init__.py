@@ -22,7 +22,7 @@ from bot.flow.lobby import (
     remove_ai,
     start,
 )
-from bot.flow.results import finish, next_game, series_over
+from bot.flow.results import finish, fresh_lobby, next_game, series_over
 from bot.flow.turns import (
     TIMEOUTS_BEFORE_HANDOVER,
     ai_move,
@@ -51,6 +51,7 @@ __all__ = [
     "cancel",
     "cycle_option",
     "finish",
+    "fresh_lobby",
     "game_seed",
     "join",
     "leave_game",

@@ -139,6 +139,7 @@ def start(
     game.final_order = []
     game.final_durak = None
     game.ended_early = False
+    game.started_at = now
     for seat in game.seats:
         seat.timeouts = 0
         seat.last_active = now

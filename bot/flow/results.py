@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from bot.flow.common import Effects, FlowError
+from bot.flow.common import Effects, FlowError, Person
 from bot.records import ChatGame, Seat
 from bot.storage import StatDelta
 from engine import State, result
 
 
-def finish(game: ChatGame, state: State, effects: Effects, *, early: bool) -> None:
+def finish(
+    game: ChatGame, state: State, effects: Effects, *, early: bool, now: float | None = None
+) -> None:
     outcome = result(state)
     order = list(outcome.order) if outcome is not None else list(state.out)
     durak = outcome.durak if outcome is not None else None
@@ -18,6 +20,7 @@ def finish(game: ChatGame, state: State, effects: Effects, *, early: bool) -> No
         rest = [s for s in range(len(game.seats)) if s not in order and s != durak]
         order = [*order, *rest, durak]
     game.phase = "finished"
+    game.finished_at = now
     game.final_order = order
     game.final_durak = durak
     game.ended_early = early
@@ -71,5 +74,24 @@ def next_game(game: ChatGame | None, game_id: str, new_game_id: str) -> ChatGame
             "final_durak": None,
             "forced_durak": None,
             "ended_early": False,
+            "auto_steps": [],
+            "started_at": None,
+            "finished_at": None,
         }
+    )
+
+
+def fresh_lobby(game: ChatGame | None, game_id: str, creator: Person, new_game_id: str) -> ChatGame:
+    """ "New lobby" after a game: the presser opens it, with the same rules, seats empty."""
+    if game is None or game.game_id != game_id:
+        raise FlowError("toast.stale")
+    if game.phase != "finished":
+        raise FlowError("toast.game_running")
+    return ChatGame(
+        game_id=new_game_id,
+        chat_id=game.chat_id,
+        chat_title=game.chat_title,
+        creator_id=creator.user_id,
+        rules=game.rules,
+        seats=[Seat(user_id=creator.user_id, name=creator.name, lang=creator.lang)],
     )

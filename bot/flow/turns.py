@@ -16,10 +16,15 @@ from engine import (
     Take,
     apply,
     legal_actions,
+    must_act,
     view,
+    waiting_for,
 )
 
 TIMEOUTS_BEFORE_HANDOVER = 3
+AUTO_STEPS_KEPT = 40
+"""Automatic moves remembered for the log's ⏱ marks (the log shows two bouts at most)."""
+THROW_IN_WINDOW = 7.0
 
 
 def required(state: State) -> set[int]:
@@ -34,7 +39,8 @@ def required(state: State) -> set[int]:
 
 
 def waiting(state: State) -> tuple[int, ...]:
-    return view(state, 0).waiting_for
+    """Who can act now (hidden cards decide it): for timers, never for display."""
+    return waiting_for(state)
 
 
 def _playing(game: ChatGame | None, game_id: str) -> tuple[ChatGame, State]:
@@ -54,6 +60,7 @@ def play(
     ai_delay: float,
     turn_timeout: float,
     notify_quiet: float,
+    throw_in_window: float = THROW_IN_WINDOW,
 ) -> tuple[ChatGame, Effects]:
     """A human's move from a hand button."""
     game, state, seat = _seat_in_game(game, game_id, user_id)
@@ -68,7 +75,9 @@ def play(
     game.seats[seat].timeouts = 0
     game.seats[seat].last_active = now
     effects = Effects()
-    _advance(game, state, after, now, effects, ai_delay, turn_timeout, notify_quiet)
+    _advance(
+        game, state, after, now, effects, ai_delay, turn_timeout, notify_quiet, throw_in_window
+    )
     if not after.over and not legal_actions(after, seat):
         effects.calm.add(user_id)
     return game, effects
@@ -85,13 +94,16 @@ def ai_move(
     ai_delay: float,
     turn_timeout: float,
     notify_quiet: float,
+    throw_in_window: float = THROW_IN_WINDOW,
 ) -> tuple[ChatGame, Effects]:
     game, state = _playing(game, game_id)
     if step != state.step or not game.seats[seat].computer:
         raise FlowError("toast.stale")
     after = apply(state, seat, action)
     effects = Effects()
-    _advance(game, state, after, now, effects, ai_delay, turn_timeout, notify_quiet)
+    _advance(
+        game, state, after, now, effects, ai_delay, turn_timeout, notify_quiet, throw_in_window
+    )
     return game, effects
 
 
@@ -130,8 +142,10 @@ def on_timeout(
     ai_delay: float,
     turn_timeout: float,
     notify_quiet: float,
+    throw_in_window: float = THROW_IN_WINDOW,
 ) -> tuple[ChatGame | None, Effects]:
-    """Move for every human the game waited on past the deadline."""
+    """Move for every human the game waited on past the deadline (a throw-in window
+    closing passes for the attackers who let it pass)."""
     if game is None or game.phase != "playing" or game.turn_deadline is None:
         return None, Effects()
     if game.turn_deadline > now + 1e-6:
@@ -151,6 +165,7 @@ def on_timeout(
             state = apply(state, seat, action)
         except IllegalActionError:
             continue
+        game.auto_steps = [*game.auto_steps, state.step][-AUTO_STEPS_KEPT:]
         if seat in must:
             info.timeouts += 1
             if info.timeouts >= TIMEOUTS_BEFORE_HANDOVER:
@@ -159,9 +174,12 @@ def on_timeout(
         if state.over:
             break
     if state is start_state:
-        schedule(game, state, now, ai_delay, turn_timeout)
+        schedule(game, state, now, ai_delay, turn_timeout, throw_in_window)
         return game, effects
-    _advance(game, start_state, state, now, effects, ai_delay, turn_timeout, notify_quiet)
+    _advance(
+        game, start_state, state, now, effects, ai_delay, turn_timeout, notify_quiet,
+        throw_in_window,
+    )  # fmt: skip
     return game, effects
 
 
@@ -218,7 +236,7 @@ def leave_game(
     active_humans = [s for s in game.seats if s.human]
     had_computers = any(s.user_id is None for s in game.seats)
     if not active_humans or (len(active_humans) == 1 and not had_computers):
-        finish(game, state, effects, early=True)
+        finish(game, state, effects, early=True, now=now)
         return game, effects
     schedule(game, state, now, ai_delay, turn_timeout)
     return game, effects
@@ -233,23 +251,33 @@ def _advance(
     ai_delay: float,
     turn_timeout: float,
     notify_quiet: float,
+    throw_in_window: float = THROW_IN_WINDOW,
 ) -> None:
     game.state = after.to_dict()
     if after.over:
-        finish(game, after, effects, early=False)
+        finish(game, after, effects, early=False, now=now)
         return
     newly = required(after) - required(before)
     for seat in newly:
         info = game.seats[seat]
         if info.human and info.user_id is not None and now - info.last_active > notify_quiet:
             effects.notify.add(info.user_id)
-    schedule(game, after, now, ai_delay, turn_timeout)
+    schedule(game, after, now, ai_delay, turn_timeout, throw_in_window)
 
 
 def schedule(
-    game: ChatGame, state: State, now: float, ai_delay: float, turn_timeout: float
+    game: ChatGame,
+    state: State,
+    now: float,
+    ai_delay: float,
+    turn_timeout: float,
+    throw_in_window: float = THROW_IN_WINDOW,
 ) -> None:
-    """Set the turn deadline (a human is waited on) and when a computer seat moves."""
+    """Set the turn deadline (a human is waited on) and when a computer seat moves.
+
+    Once the defender is done (every card beaten, or taking) only throw-ins are left:
+    the attackers who could add a card get a short window, not a whole turn, so one
+    inattentive player never stalls the table (and the pause reveals little)."""
     if state.over or game.phase != "playing":
         game.turn_deadline = game.ai_due = None
         return
@@ -257,7 +285,10 @@ def schedule(
     if state.step != game.last_seen_step:
         game.last_seen_step = state.step
         human = any(game.seats[s].human for s in seats)
-        game.turn_deadline = now + turn_timeout if human else None
+        window = turn_timeout
+        if must_act(state).kind == "throw_in":
+            window = min(throw_in_window, turn_timeout)
+        game.turn_deadline = now + window if human else None
     if any(game.seats[s].computer for s in seats):
         if game.ai_due is None or game.ai_due <= now:
             game.ai_due = now + ai_delay

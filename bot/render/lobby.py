@@ -9,6 +9,7 @@ from bot.callbacks import GroupOp
 from bot.flow import MAX_SEATS
 from bot.records import ChatGame
 from bot.render.common import Rendered, deep_link, fit, markup, seat_name
+from bot.render.labels import pack
 from locales import Html, Translator, how_to_play
 
 
@@ -48,32 +49,32 @@ def lobby_message(
         return InlineKeyboardButton(tr.t(key, **kw), callback_data=callbacks.encode_group(gid, op))
 
     r = game.rules
-    rows: list[list[InlineKeyboardButton]] = [
-        [b("lobby.join", "join"), b("lobby.leave", "leave")],
-        [
-            b("lobby.ai_easy", "ai_easy"),
-            b("lobby.ai_normal", "ai_normal"),
-            b("lobby.ai_hard", "ai_hard"),
-        ],
+    rows: list[list[InlineKeyboardButton]] = []
+    if unreachable:
+        # First: without it the game cannot start.
+        url = deep_link(bot_username, f"g{game.chat_id}")
+        rows.append([InlineKeyboardButton(tr.t("lobby.open_dm"), url=url)])
+    rows += pack([b("lobby.join", "join"), b("lobby.leave", "leave")])
+    ai = [b("lobby.ai_easy", "ai_easy"), b("lobby.ai_normal", "ai_normal")]
+    ai.append(b("lobby.ai_hard", "ai_hard"))
+    if any(s.user_id is None for s in game.seats):
+        ai.append(b("lobby.remove_ai", "remove_ai"))
+    rows += pack(ai, 4)
+    # Rows as full as each language's labels allow, so no value is ever cut off.
+    rows += pack(
         [
             b("lobby.deck", "deck", deck=r.deck_size),
+            b("lobby.series", "series", count=r.series_length),
             b("lobby.throw_in", "throw_in", value=tr.t(f"option.throw_in_{r.throw_in}")),
-        ],
-        [
             b(
                 "lobby.transfer",
                 "transfer",
                 value=tr.t("option.on" if r.transfer else "option.off"),
             ),
-            b("lobby.series", "series", count=r.series_length),
         ],
-    ]
-    if any(s.user_id is None for s in game.seats):
-        rows.append([b("lobby.remove_ai", "remove_ai")])
-    rows.append([b("lobby.start", "start"), b("lobby.cancel", "cancel")])
-    if unreachable:
-        url = deep_link(bot_username, f"g{game.chat_id}")
-        rows.append([InlineKeyboardButton(tr.t("lobby.open_dm"), url=url)])
+        2,
+    )
+    rows += pack([b("lobby.start", "start"), b("lobby.cancel", "cancel")])
     return Rendered(fit("\n".join(lines)), markup(rows))
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from engine.actions import Action, Attack, Beat, Pass, Swap, Take, Transfer
 from engine.cards import CARD_RANK_MASK, LOWEST_RANK, mask_of
-from engine.game import by_running_out
+from engine.events import by_running_out
 from engine.rules import HAND_SIZE, MAX_BOUT_CARDS
 
 if TYPE_CHECKING:
@@ -48,6 +48,7 @@ class Sim:
         "out",
         "out_mask",
         "over",
+        "partners",
         "passed",
         "ranks",
         "sp",
@@ -69,6 +70,7 @@ class Sim:
     throw_all: bool
     multi: bool
     first_cap: int
+    partners: bool
     teams: tuple[int, ...]
     """Per seat: the bit set of that seat and its partners (only itself without partners)."""
     swap_ok: bool
@@ -105,6 +107,7 @@ class Sim:
         s.throw_all = rules.throw_in == "all"
         s.multi = rules.multi_card_lead
         s.first_cap = rules.first_bout_cap(state.num_players)
+        s.partners = rules.partners
         s.teams = tuple(
             sum(1 << q for q in range(s.n) if q % 2 == p % 2) if rules.partners else 1 << p
             for p in range(s.n)
@@ -142,6 +145,7 @@ class Sim:
         s.throw_all = self.throw_all
         s.multi = self.multi
         s.first_cap = self.first_cap
+        s.partners = self.partners
         s.teams = self.teams
         s.swap_ok = self.swap_ok
         s.stock = self.stock[:]
@@ -165,6 +169,11 @@ class Sim:
         s.emptied = self.emptied[:]
         return s
 
+    def is_loser(self, p: int) -> bool:
+        """Whether ``p`` lost the finished game: the durak, or with partners a member
+        of the durak's team (a draw loses nobody)."""
+        return self.durak is not None and self.teams[self.durak] >> p & 1 == 1
+
     # --- who is in play ----------------------------------------------------------
 
     @property
@@ -174,17 +183,31 @@ class Sim:
     def in_play(self, p: int) -> bool:
         return not self.out_mask >> p & 1 and (self.hands[p] != 0 or self.sp < len(self.stock))
 
-    def left_of(self, p: int, skip: int = 0) -> int:
+    def left_of(self, p: int) -> int:
         n = self.n
         for step in range(1, n):
             seat = (p + step) % n
-            if self.in_play(seat) and not skip >> seat & 1:
+            if self.in_play(seat):
+                return seat
+        return p
+
+    def next_opponent(self, p: int) -> int:
+        """The next seat after ``p`` in play and not ``p``'s partner (``left_of``
+        without partners)."""
+        if not self.partners:
+            return self.left_of(p)
+        n, team = self.n, self.teams[p]
+        for step in range(1, n):
+            seat = (p + step) % n
+            if self.in_play(seat) and not team >> seat & 1:
                 return seat
         return p
 
     def may_throw_in(self, p: int) -> bool:
-        if (self.teams[self.defender] | self.out_mask) >> p & 1:
+        if p == self.defender or self.out_mask >> p & 1:
             return False
+        if self.partners and (p ^ self.defender) & 1 == 0:
+            return False  # the defender's partner
         if self.throw_all:
             return True
         return p == self.attacker or p == self.left_of(self.defender)
@@ -239,7 +262,7 @@ class Sim:
                 return -1
         if self.ranks != CARD_RANK_MASK[self.attack[0]]:
             return -1
-        target = self.left_of(self.defender, self.teams[self.defender])
+        target = self.next_opponent(self.defender)
         if target == self.defender:
             return -1
         after = len(self.attack) + 1
@@ -390,16 +413,12 @@ class Sim:
                     hands[p] |= 1 << c
                 self.sp = stop
         if self.sp >= end:
-            order = [(leader + k) % n for k in range(n)]
-            order = [p for p in order if p != defender and not out_mask >> p & 1]
-            order.append(defender)
-            newly = [p for p in order if hands[p] == 0 and not out_mask >> p & 1]
-            if len(newly) > 1:  # in the order they played their last card
-                emptied = self.emptied
-                newly.sort(key=lambda p: emptied.index(p) if p in emptied else -1)
-            for p in newly:
-                self.out.append(p)
-                self.out_mask |= 1 << p
+            # Everyone held cards when the bout began, so who has none now ran out
+            # during it: they finish in the order they played their last card.
+            for p in self.emptied:
+                if hands[p] == 0:
+                    self.out.append(p)
+                    self.out_mask |= 1 << p
         self.attack = []
         self.defense = []
         self.ranks = 0
@@ -410,13 +429,12 @@ class Sim:
         if self.sp >= end:
             remaining = [p for p in range(n) if not self.out_mask >> p & 1]
             # Over when at most one player (or, with partners, one side) holds cards.
-            first_team = self.teams[remaining[0]] if remaining else 0
-            if all(self.teams[p] == first_team for p in remaining):
+            if len(remaining) <= 1 or (self.partners and len({p & 1 for p in remaining}) == 1):
                 self.over = True
                 self.durak = remaining[0] if remaining else None
                 return
         attacker = self.left_of(defender) if taken or hands[defender] == 0 else defender
-        new_defender = self.left_of(attacker, self.teams[attacker])
+        new_defender = self.next_opponent(attacker)
         self.leader = attacker
         self.attacker = attacker
         self.defender = new_defender

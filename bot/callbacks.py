@@ -13,22 +13,26 @@ import string
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from bot.lobby_options import LOBBY_OPTIONS
 from engine import Action, Attack, Beat, Card, Pass, Swap, Take, Transfer
 
 MAX_BYTES: Final = 64
 ALPHABET: Final = string.ascii_lowercase + string.ascii_uppercase
 GAME_ID_RE: Final = re.compile(r"[a-z0-9]{6}")
 
-GroupOp = Literal[
-    "join", "leave", "ai_easy", "ai_normal", "ai_hard", "start", "cancel",
-    "deck", "throw_in", "transfer", "series", "new", "remove_ai", "lobby",
-]  # fmt: skip
-_GROUP_CODES: Final[dict[str, GroupOp]] = {
+GroupOp = str
+"""A group button's operation: a seat or lobby operation, or a lobby option's ``op``."""
+_SEAT_AND_GAME_CODES: Final[dict[str, GroupOp]] = {
     "j": "join", "l": "leave", "e": "ai_easy", "n": "ai_normal", "h": "ai_hard",
-    "s": "start", "x": "cancel", "d": "deck", "t": "throw_in", "v": "transfer",
-    "r": "series", "N": "new", "R": "remove_ai", "L": "lobby",
+    "s": "start", "x": "cancel", "N": "new", "R": "remove_ai", "L": "lobby",
 }  # fmt: skip
+_GROUP_CODES: Final[dict[str, GroupOp]] = {
+    **_SEAT_AND_GAME_CODES,
+    **{option.code: option.op for option in LOBBY_OPTIONS},
+}
 _GROUP_OPS: Final = {op: code for code, op in _GROUP_CODES.items()}
+GROUP_OPS: Final = frozenset(_GROUP_OPS)
+"""Every group operation a button may carry."""
 
 HandOp = Literal["move", "pick", "back", "leave", "leave_yes", "take_back"]
 

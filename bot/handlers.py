@@ -7,10 +7,13 @@ the callback query with a short toast when the tap changed nothing.
 from __future__ import annotations
 
 import logging
+import re
 import secrets
 import string
 import time
 from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from telegram import CallbackQuery, Chat, Update, User
@@ -27,8 +30,10 @@ from telegram.ext import (
 
 from bot import callbacks, flow, render
 from bot.callbacks import CallbackError, GroupButton, HandButton, LanguageButton
-from bot.flow import Effects, FlowError, Person
-from bot.records import AiLevel, ChatGame
+from bot.flow import FlowError, Person
+from bot.lobby_options import LOBBY_OPTIONS, Who
+from bot.names import short_name
+from bot.records import AI_LEVELS, AiLevel
 from bot.render import Rendered
 from bot.service import Games
 from bot.storage import Storage
@@ -40,6 +45,34 @@ log = logging.getLogger(__name__)
 ADMIN_CACHE_SECONDS = 60.0
 HANDLERS_KEY = "durak.handlers"
 _ID_CHARS = string.ascii_lowercase + string.digits
+_GROUP_LINK_RE = re.compile(r"g(-?[0-9]{1,20})")
+"""``/start g<chat id>``: the lobby's button for players who must open this chat."""
+_MEMBER_STATUSES = (
+    ChatMemberStatus.MEMBER,
+    ChatMemberStatus.ADMINISTRATOR,
+    ChatMemberStatus.OWNER,
+    ChatMemberStatus.RESTRICTED,
+)
+
+
+@dataclass(frozen=True)
+class GroupTap:
+    """A tap on a group (lobby or result) button."""
+
+    chat_id: int
+    user: User
+    game_id: str
+    op: str
+    bot: Any
+
+
+@dataclass(frozen=True)
+class GroupAction:
+    run: Callable[[GroupTap], Awaitable[str | None]]
+    """Applies the tap; returns the toast key, if any."""
+    who: Who = "anyone"
+    refused: str = "toast.only_creator_manage"
+    """The toast for someone ``who`` excludes."""
 
 
 def new_game_id() -> str:
@@ -56,6 +89,24 @@ class Handlers:
         self.admins: dict[tuple[int, int], tuple[float, bool]] = {}
         self.answer_times: deque[float] = deque(maxlen=100_000)
         """Seconds from a tap reaching its handler to its answer (for the logs)."""
+        self.group_actions = self._group_actions()
+
+    def _group_actions(self) -> dict[str, GroupAction]:
+        """Every group operation a button carries; an op missing here is refused."""
+        actions = {
+            "join": GroupAction(self.join),
+            "leave": GroupAction(self.leave_lobby),
+            "remove_ai": GroupAction(self.remove_ai, "manager"),
+            "start": GroupAction(self.start_game, "manager", "toast.only_creator_start"),
+            "cancel": GroupAction(self.cancel, "manager"),
+            "new": GroupAction(self.next_game),
+            "lobby": GroupAction(self.fresh_lobby),
+        }
+        for level in AI_LEVELS:
+            actions[f"ai_{level}"] = GroupAction(self.add_ai, "manager")
+        for option in LOBBY_OPTIONS:
+            actions[option.op] = GroupAction(self.change_option, option.who)
+        return actions
 
     def install(self, app: Application[Any, Any, Any, Any, Any, Any]) -> None:
         app.bot_data[HANDLERS_KEY] = self
@@ -103,6 +154,13 @@ class Handlers:
         self.admins[(chat_id, user_id)] = (now, admin)
         return admin
 
+    async def is_member(self, chat_id: int, user_id: int, bot: Any) -> bool:
+        try:
+            member = await bot.get_chat_member(chat_id, user_id)
+        except TelegramError:
+            return False
+        return bool(member.status in _MEMBER_STATUSES)
+
     async def mark_dm_open(self, user: User) -> None:
         record = await self.storage.user(user.id)
         if not record.dm_open or record.name != user.full_name:
@@ -125,9 +183,12 @@ class Handlers:
             return
         await self.mark_dm_open(user)
         payload = context.args[0] if context.args else ""
-        if payload.startswith("g") and payload[1:].lstrip("-").isdigit():
-            game = await self.storage.load_table(int(payload[1:]))
-            if game is not None:
+        # Anything else (a forged or mistyped payload) gets the plain greeting.
+        if link := _GROUP_LINK_RE.fullmatch(payload):
+            group_id = int(link[1])
+            game = await self.storage.load_table(group_id)
+            # Only a member learns which group it is: the title is not for strangers.
+            if game is not None and await self.is_member(group_id, user.id, context.bot):
                 self.say(chat.id, tr.t("start.linked", group=game.chat_title))
                 self.games.box.refresh(game)
                 return
@@ -142,17 +203,10 @@ class Handlers:
             self.say(chat.id, tr.t("newgame.private"))
             return
         creator = person(user, negotiate(user.language_code))
-        title = chat.title or ""
-
-        def create(game: ChatGame | None) -> tuple[ChatGame | None, Effects]:
-            if game is not None and game.phase in ("lobby", "playing"):
-                key = "newgame.lobby_open" if game.phase == "lobby" else "newgame.running"
-                raise FlowError(key, reply_to=game.lobby_message_id or game.table_message_id)
-            rules = game.rules if game is not None else Rules()
-            return flow.new_lobby(chat.id, title, creator, new_game_id(), rules), Effects()
-
         try:
-            await self.games.change(chat.id, create)
+            await self.games.run(
+                chat.id, flow.new_lobby, chat.id, chat.title or "", creator, new_game_id()
+            )
         except FlowError as err:
             reply_to = err.kwargs.get("reply_to")
             self.say(chat.id, tr.t(err.key), reply_to=reply_to)
@@ -187,7 +241,7 @@ class Handlers:
         if chat.type != ChatType.PRIVATE and (await self.storage.user(user.id)).dm_open:
             # The long text goes to the private chat, in the reader's own language.
             target, lang = user.id, (await self.user_tr(user.id, user.language_code)).lang
-            self.say(chat.id, tr.t("rules.sent_dm", name=user.full_name))
+            self.say(chat.id, tr.t("rules.sent_dm", name=short_name(user.full_name)))
         texts = rules_text(
             rules,
             lang,
@@ -267,63 +321,69 @@ class Handlers:
         message = query.message
         if message is None:
             raise FlowError("toast.stale")
-        chat_id = message.chat.id
-        user = query.from_user
-        gid, op = button.game_id, button.op
-        lang = negotiate(user.language_code)
-        if op in ("start", "cancel", "deck", "throw_in", "transfer", "series", "remove_ai"):
-            game = await self.storage.load_table(chat_id)
-            if game is None or game.game_id != gid or game.phase != "lobby":
-                raise FlowError("toast.stale")
-            if not flow.may_manage(game, user.id, False) and not await self.is_admin(
-                chat_id, user.id, context.bot
-            ):
-                raise FlowError(f"toast.only_creator_{'start' if op == 'start' else 'manage'}")
-        if op == "join":
-            me = person(user, lang)
-            await self.games.change(chat_id, lambda t: (flow.join(t, gid, me), Effects()))
-            if not (await self.storage.user(user.id)).dm_open:
-                return "toast.open_dm"
-            return "toast.joined"
-        if op == "leave":
-            await self.games.change(
-                chat_id, lambda t: (flow.leave_lobby(t, gid, user.id), Effects())
-            )
-            return None
-        if op in ("ai_easy", "ai_normal", "ai_hard"):
-            level: AiLevel = op[3:]  # type: ignore[assignment]
-            tr = await self.games.group_translator(chat_id)
-            name = str(tr.t(f"seat.ai_{level}"))
-            await self.games.change(
-                chat_id, lambda t: (flow.add_ai(t, gid, level, name), Effects())
-            )
-            return None
-        if op == "remove_ai":
-            await self.games.change(chat_id, lambda t: (flow.remove_ai(t, gid), Effects()))
-            return None
-        if op in ("deck", "throw_in", "transfer", "series"):
-            await self.games.change(chat_id, lambda t: (flow.cycle_option(t, gid, op), Effects()))
-            return None
-        if op == "cancel":
-            await self.games.change(chat_id, lambda t: (flow.cancel(t, gid), Effects()))
-            return None
-        if op == "start":
-            game = await self.storage.load_table(chat_id)
-            unreachable = await self.games.unreachable(game) if game else []
-            now = self.games.clock()
-            await self.games.change(
-                chat_id, lambda t: flow.start(t, gid, now, unreachable, **self.games.kwargs())
-            )
-            return None
-        if op == "lobby":
-            opener, fresh_id = person(user, lang), new_game_id()
-            await self.games.change(
-                chat_id, lambda t: (flow.fresh_lobby(t, gid, opener, fresh_id), Effects())
-            )
-            return None
-        # op == "new": the next game of the series (or a new one) in a new lobby.
-        new_id = new_game_id()
-        await self.games.change(chat_id, lambda t: (flow.next_game(t, gid, new_id), Effects()))
+        action = self.group_actions.get(button.op)
+        if action is None:
+            raise FlowError("toast.invalid")
+        tap = GroupTap(message.chat.id, query.from_user, button.game_id, button.op, context.bot)
+        if action.who == "manager":
+            await self.check_manager(tap, action.refused)
+        return await action.run(tap)
+
+    async def check_manager(self, tap: GroupTap, refused: str) -> None:
+        """Refuse unless the tapper is the open lobby's creator or a group admin."""
+        game = await self.storage.load_table(tap.chat_id)
+        if game is None or game.game_id != tap.game_id or game.phase != "lobby":
+            raise FlowError("toast.stale")
+        if flow.may_manage(game, tap.user.id, False):
+            return
+        if not await self.is_admin(tap.chat_id, tap.user.id, tap.bot):
+            raise FlowError(refused)
+
+    async def join(self, tap: GroupTap) -> str | None:
+        me = person(tap.user, negotiate(tap.user.language_code))
+        await self.games.run(tap.chat_id, flow.join, tap.game_id, me)
+        if not (await self.storage.user(tap.user.id)).dm_open:
+            return "toast.open_dm"
+        return "toast.joined"
+
+    async def leave_lobby(self, tap: GroupTap) -> str | None:
+        await self.games.run(tap.chat_id, flow.leave_lobby, tap.game_id, tap.user.id)
+        return None
+
+    async def add_ai(self, tap: GroupTap) -> str | None:
+        level: AiLevel = next(lv for lv in AI_LEVELS if tap.op == f"ai_{lv}")
+        tr = await self.games.group_translator(tap.chat_id)
+        name = str(tr.t(f"seat.ai_{level}"))
+        await self.games.run(tap.chat_id, flow.add_ai, tap.game_id, level, name)
+        return None
+
+    async def remove_ai(self, tap: GroupTap) -> str | None:
+        await self.games.run(tap.chat_id, flow.remove_ai, tap.game_id)
+        return None
+
+    async def change_option(self, tap: GroupTap) -> str | None:
+        await self.games.run(tap.chat_id, flow.change_option, tap.game_id, tap.op)
+        return None
+
+    async def cancel(self, tap: GroupTap) -> str | None:
+        await self.games.run(tap.chat_id, flow.cancel, tap.game_id)
+        return None
+
+    async def start_game(self, tap: GroupTap) -> str | None:
+        game = await self.storage.load_table(tap.chat_id)
+        unreachable = await self.games.unreachable(game) if game else []
+        await self.games.run(tap.chat_id, flow.start, tap.game_id, unreachable)
+        return None
+
+    async def next_game(self, tap: GroupTap) -> str | None:
+        """The next game of the series (or a new one) in a new lobby."""
+        await self.games.run(tap.chat_id, flow.next_game, tap.game_id, new_game_id())
+        return None
+
+    async def fresh_lobby(self, tap: GroupTap) -> str | None:
+        """An empty lobby with the finished game's rules, opened by the tapper."""
+        opener = person(tap.user, negotiate(tap.user.language_code))
+        await self.games.run(tap.chat_id, flow.fresh_lobby, tap.game_id, opener, new_game_id())
         return None
 
     async def hand_button(self, query: CallbackQuery, button: HandButton) -> str | None:
@@ -331,16 +391,16 @@ class Handlers:
         chat_id, gid, step = button.chat_id, button.game_id, button.step
         if button.op == "move":
             assert button.action is not None
-            self.games.box.modes.pop((chat_id, user_id), None)
-            await self.games.play(chat_id, gid, user_id, step, button.action)
+            self.games.clear_mode(chat_id, user_id)
+            await self.games.run(chat_id, flow.play, gid, user_id, step, button.action)
             return None
         if button.op == "leave_yes":
-            self.games.box.modes.pop((chat_id, user_id), None)
-            await self.games.leave(chat_id, gid, user_id)
+            self.games.clear_mode(chat_id, user_id)
+            await self.games.run(chat_id, flow.leave_game, gid, user_id)
             return "toast.left"
         if button.op == "take_back":
             # Checked by game, not by step: the computer keeps moving the seat meanwhile.
-            await self.games.take_back(chat_id, gid, user_id)
+            await self.games.run(chat_id, flow.take_back_seat, gid, user_id)
             return "toast.taken_back"
         game = await self.storage.load_table(chat_id)
         if game is None or game.game_id != gid or game.phase != "playing":
@@ -356,11 +416,11 @@ class Handlers:
             if not any(isinstance(a, Beat) and a.card == card for a in legal_actions(state, seat)):
                 raise FlowError("toast.illegal")
             assert card is not None
-            self.games.box.set_mode(chat_id, user_id, gid, step, ("pick", int(card)))
+            self.games.set_mode(chat_id, user_id, gid, step, ("pick", int(card)))
         elif button.op == "leave":
-            self.games.box.set_mode(chat_id, user_id, gid, step, ("leave", 0))
+            self.games.set_mode(chat_id, user_id, gid, step, ("leave", 0))
         else:
-            self.games.box.set_mode(chat_id, user_id, gid, step, None)
+            self.games.set_mode(chat_id, user_id, gid, step, None)
         return None
 
     async def language_button(
@@ -376,10 +436,10 @@ class Handlers:
             record.lang = button.lang
             await self.storage.save_user(user.id, record)
         else:
-            game = await self.storage.load_table(chat.id)
-            creator = game is not None and game.phase == "lobby" and game.creator_id == user.id
-            if not creator and not await self.is_admin(chat.id, user.id, context.bot):
+            # A group's language is everyone's: only its admins change it, and only here.
+            if not await self.is_admin(chat.id, user.id, context.bot):
                 raise FlowError("toast.only_admin_language")
+            game = await self.storage.load_table(chat.id)
             settings = await self.storage.chat_settings(chat.id)
             settings.lang = button.lang
             await self.storage.save_chat_settings(chat.id, settings)

@@ -19,11 +19,11 @@ import time
 import warnings
 from collections.abc import Awaitable, Callable, Hashable, Iterable
 from dataclasses import dataclass, field
-from typing import Literal
 
 from telegram import Bot, Message
 from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
 
+from bot.hand_modes import HandMode as HandMode  # defined by the service's side now
 from bot.pacing import ChatPacer, GlobalLimiter
 from bot.records import Table
 from bot.render import Rendered
@@ -31,11 +31,9 @@ from bot.storage import Storage, Write
 
 log = logging.getLogger(__name__)
 
-HandMode = tuple[Literal["pick", "leave"], int]
-"""A transient hand keyboard: ("pick", card) or ("leave", 0)."""
-
 GroupRenderer = Callable[[Table], Awaitable[Rendered]]
-HandRenderer = Callable[[Table, int, HandMode | None], Awaitable[Rendered]]
+HandRenderer = Callable[[Table, int], Awaitable[Rendered]]
+"""Renders a seat's hand, in whatever mode the service keeps for it."""
 MAX_ATTEMPTS = 5
 
 
@@ -102,7 +100,6 @@ class Outbox:
         self.limiter = GlobalLimiter(global_rate, clock)
         self.lanes: dict[int, Lane] = {}
         self.digests: dict[tuple[int, int], str] = {}
-        self.modes: dict[tuple[int, int], tuple[str, int, HandMode]] = {}
         self.stats = OutboxStats()
         self._ids = itertools.count()
         self._idle = asyncio.Event()
@@ -128,15 +125,6 @@ class Outbox:
         not_before = self.clock() + self.calm_delay if calm else 0.0
         job = Job(self._hand_job(chat_id, user_id), notify, not_before=not_before)
         self._enqueue(user_id, ("hand", chat_id), job)
-
-    def set_mode(
-        self, chat_id: int, user_id: int, game_id: str, step: int, mode: HandMode | None
-    ) -> None:
-        if mode is None:
-            self.modes.pop((chat_id, user_id), None)
-        else:
-            self.modes[(chat_id, user_id)] = (game_id, step, mode)
-        self.refresh_hand(chat_id, user_id)
 
     def say(
         self,
@@ -353,8 +341,7 @@ class Outbox:
             info = table.seats[seat]
             if table.phase != "playing" and info.hand_message_id is None:
                 return
-            mode = self._mode(chat_id, user_id, table)
-            content = await self.render_hand(table, seat, mode)
+            content = await self.render_hand(table, seat)
             new_id = await self._edit_or_send(
                 lane,
                 content,
@@ -365,16 +352,6 @@ class Outbox:
                 await self._store_hand_id(chat_id, table.game_id, seat, new_id)
 
         return run
-
-    def _mode(self, chat_id: int, user_id: int, table: Table) -> HandMode | None:
-        found = self.modes.get((chat_id, user_id))
-        if found is None or table.state is None:
-            return None
-        game_id, step, mode = found
-        if game_id != table.game_id or step != table.state.get("step"):
-            self.modes.pop((chat_id, user_id), None)
-            return None
-        return mode
 
     async def _store_hand_id(self, chat_id: int, game_id: str, seat: int, new_id: int) -> None:
         def change(t: Table | None) -> Write[None]:

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from engine import Rules, State
+from bot.names import short_name
+from engine import Rules, Series, State
 
 AiLevel = Literal["easy", "normal", "hard"]
 AI_LEVELS: tuple[AiLevel, ...] = ("easy", "normal", "hard")
 Phase = Literal["lobby", "playing", "finished", "cancelled"]
+_OLD_SERIES_FIELDS = frozenset({"series_played", "series_durak", "dealer"})
 
 
 class Seat(BaseModel):
@@ -33,6 +35,11 @@ class Seat(BaseModel):
     timeouts: int = 0
     """Consecutive turn timeouts; the third hands the seat to the computer."""
     last_active: float = 0.0
+
+    @property
+    def shown_name(self) -> str:
+        """The name as messages show it (short, no direction overrides)."""
+        return short_name(self.name)
 
     @property
     def human(self) -> bool:
@@ -56,10 +63,9 @@ class ChatGame(BaseModel):
     rules: Rules = Rules()
     seats: list[Seat] = []
     state: dict[str, Any] | None = None
-    series_played: int = 0
-    series_durak: list[int] = []
-    """Per seat: how often that seat was the durak in this series."""
-    dealer: int = 0
+    series: Series | None = None
+    """The series so far (the engine keeps the score and who deals next); None until
+    the first game of a series is dealt, and again when seats or options change."""
     forced_durak: int | None = None
     """The first seat that left mid-game: that game's durak whatever happens next."""
     table_message_id: int | None = None
@@ -69,6 +75,8 @@ class ChatGame(BaseModel):
     last_seen_step: int = -1
     final_order: list[int] = []
     final_durak: int | None = None
+    final_losing_team: int | None = None
+    """Partners games: the team (seat % 2) that lost; every member is a durak."""
     ended_early: bool = False
     auto_steps: list[int] = []
     """Recent steps whose move the bot made for a player whose time ran out (the log
@@ -78,10 +86,23 @@ class ChatGame(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_old_series_fields(cls, data: Any) -> Any:
+        """Records stored before the engine kept the series score: the series restarts."""
+        if isinstance(data, dict) and "series_played" in data:
+            data = {k: v for k, v in data.items() if k not in _OLD_SERIES_FIELDS}
+        return data
+
     def engine_state(self) -> State:
         if self.state is None:
             raise ValueError("no game running")
         return State.from_dict(self.state)
+
+    @property
+    def games_played(self) -> int:
+        """Games of the current series finished so far."""
+        return self.series.games_played if self.series is not None else 0
 
     def seat_of(self, user_id: int) -> int | None:
         for i, seat in enumerate(self.seats):

@@ -1,6 +1,7 @@
-"""The bot's core: runs flow changes through storage, then timers and output.
+"""The bot's core: runs flow operations through storage, then timers and output.
 
-Handlers and the scheduler call this; it knows nothing about updates or queries.
+Handlers and the scheduler call this; it knows nothing about updates or queries. It
+also keeps each hand's transient mode (picking a beat target, confirming Leave).
 """
 
 from __future__ import annotations
@@ -9,30 +10,27 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import Concatenate, ParamSpec
 
 from bot import flow, render
 from bot.ai_runner import AiRunner, ai_seed
-from bot.flow import Effects, FlowError
-from bot.outbox import HandMode, Outbox
+from bot.flow import Effects, FlowError, Moment, Outcome, Timing
+from bot.hand_modes import HandMode, HandModes
+from bot.outbox import Outbox
 from bot.records import ChatGame
 from bot.render import Rendered
 from bot.scheduler import Scheduler
 from bot.storage import Storage, Write
-from engine import Action, Card
+from engine import Card
 from locales import Translator, negotiate, translator
+
+__all__ = ["Games", "Timing"]
 
 log = logging.getLogger(__name__)
 
-Change = Callable[[ChatGame | None], tuple[ChatGame | None, Effects]]
-
-
-@dataclass(frozen=True)
-class Timing:
-    turn_timeout: float
-    ai_delay: float
-    notify_quiet: float
-    throw_in_window: float = 7.0
+P = ParamSpec("P")
+Operation = Callable[Concatenate[ChatGame | None, Moment, P], Outcome]
+"""A flow operation: ``op(game, moment, *args) -> (ChatGame, Effects)``."""
 
 
 class Games:
@@ -49,6 +47,7 @@ class Games:
         self.clock = clock
         self.bot_username = "bot"
         self.outbox: Outbox | None = None
+        self.modes = HandModes()
         self.scheduler = Scheduler(storage, self.timer_fired, clock=clock)
 
     @property
@@ -56,19 +55,23 @@ class Games:
         assert self.outbox is not None, "outbox not attached"
         return self.outbox
 
-    # --- changing a game -------------------------------------------------------------------
+    # --- changing a game --------------------------------------------------------------------
 
-    async def change(self, chat_id: int, fn: Change) -> tuple[ChatGame | None, Effects]:
-        """Apply ``fn`` atomically, then show the result and set the next timer."""
+    async def run(
+        self, chat_id: int, operation: Operation[P], *args: P.args, **kwargs: P.kwargs
+    ) -> ChatGame:
+        """Apply a flow operation atomically, then show the result and set the next timer.
 
-        def step(current: ChatGame | None) -> Write[tuple[ChatGame | None, Effects]]:
-            game, effects = fn(current)
+        A refused operation raises ``FlowError`` and changes nothing."""
+        moment = Moment(self.clock(), self.timing)
+
+        def step(current: ChatGame | None) -> Write[Outcome]:
+            game, effects = operation(current, moment, *args, **kwargs)
             return Write(game, (game, effects), stats=effects.stats)
 
         game, effects = await self.storage.update_table(chat_id, step)
-        if game is not None:
-            await self.after(game, effects)
-        return game, effects
+        await self.after(game, effects)
+        return game
 
     async def after(self, game: ChatGame, effects: Effects) -> None:
         due = flow.next_due(game)
@@ -83,43 +86,20 @@ class Games:
                 # A new message, so the group is notified of the ending.
                 self.box.say(game.chat_id, render.results_message(game, tr))
 
-    def kwargs(self) -> dict[str, float]:
-        t = self.timing
-        return {"ai_delay": t.ai_delay, "turn_timeout": t.turn_timeout}
+    # --- hand modes -------------------------------------------------------------------------
 
-    async def play(
-        self, chat_id: int, game_id: str, user_id: int, step: int, action: Action
+    def set_mode(
+        self, chat_id: int, user_id: int, game_id: str, step: int, mode: HandMode | None
     ) -> None:
-        now = self.clock()
-        t = self.timing
-        await self.change(
-            chat_id,
-            lambda game: flow.play(
-                game,
-                game_id,
-                user_id,
-                step,
-                action,
-                now,
-                ai_delay=t.ai_delay,
-                turn_timeout=t.turn_timeout,
-                notify_quiet=t.notify_quiet,
-                throw_in_window=t.throw_in_window,
-            ),
-        )
+        """Show ``user_id``'s hand in ``mode`` (None: the normal keyboard)."""
+        if mode is None:
+            self.modes.clear(chat_id, user_id)
+        else:
+            self.modes.set(chat_id, user_id, game_id, step, mode)
+        self.box.refresh_hand(chat_id, user_id)
 
-    async def leave(self, chat_id: int, game_id: str, user_id: int) -> None:
-        now = self.clock()
-        await self.change(
-            chat_id, lambda game: flow.leave_game(game, game_id, user_id, now, **self.kwargs())
-        )
-
-    async def take_back(self, chat_id: int, game_id: str, user_id: int) -> None:
-        now = self.clock()
-        await self.change(
-            chat_id,
-            lambda game: flow.take_back_seat(game, game_id, user_id, now, **self.kwargs()),
-        )
+    def clear_mode(self, chat_id: int, user_id: int) -> None:
+        self.modes.clear(chat_id, user_id)
 
     # --- timers and computer seats ----------------------------------------------------------
 
@@ -128,42 +108,16 @@ class Games:
         if game is None or game.phase != "playing":
             return
         now = self.clock()
-        t = self.timing
         turn = flow.ai_turn(game, now)
-        if turn is not None:
-            seat, view = turn
-            level = game.seats[seat].ai or "normal"
-            action = await self.ai.choose(level, ai_seed(game.game_id, view.step, seat), view)
-            game_id, step = game.game_id, view.step
-            # Someone may have moved first; the new state then has its own timer.
-            with contextlib.suppress(FlowError):
-                await self.change(
-                    chat_id,
-                    lambda current: flow.ai_move(
-                        current,
-                        game_id,
-                        seat,
-                        step,
-                        action,
-                        self.clock(),
-                        ai_delay=t.ai_delay,
-                        turn_timeout=t.turn_timeout,
-                        notify_quiet=t.notify_quiet,
-                        throw_in_window=t.throw_in_window,
-                    ),
-                )
-        elif game.turn_deadline is not None and game.turn_deadline <= now:
-            await self.change(
-                chat_id,
-                lambda current: flow.on_timeout(
-                    current,
-                    now,
-                    ai_delay=t.ai_delay,
-                    turn_timeout=t.turn_timeout,
-                    notify_quiet=t.notify_quiet,
-                    throw_in_window=t.throw_in_window,
-                ),
-            )
+        # Someone may have moved first; the new state then has its own timer.
+        with contextlib.suppress(FlowError):
+            if turn is not None:
+                seat, view = turn
+                level = game.seats[seat].ai or "normal"
+                action = await self.ai.choose(level, ai_seed(game.game_id, view.step, seat), view)
+                await self.run(chat_id, flow.ai_move, game.game_id, seat, view.step, action)
+            elif game.turn_deadline is not None and game.turn_deadline <= now:
+                await self.run(chat_id, flow.on_timeout)
         await self.ensure_timer(chat_id)
 
     async def ensure_timer(self, chat_id: int) -> None:
@@ -196,7 +150,7 @@ class Games:
             if seat.human and seat.user_id is not None:
                 record = await self.storage.user(seat.user_id)
                 if not record.dm_open:
-                    names.append(seat.name)
+                    names.append(seat.shown_name)
         return names
 
     async def render_group(self, game: ChatGame) -> Rendered:
@@ -207,16 +161,15 @@ class Games:
             return render.cancelled(tr)
         return render.table_message(game, tr, self.bot_username, now=self.clock())
 
-    async def render_hand(self, game: ChatGame, seat: int, mode: HandMode | None) -> Rendered:
+    async def render_hand(self, game: ChatGame, seat: int) -> Rendered:
         info = game.seats[seat]
         # A language chosen with /language in private wins over the Telegram one.
         chosen = (await self.storage.user(info.user_id)).lang if info.user_id else None
         tr = translator(negotiate(chosen or info.lang))
         if info.left:
             return render.hand_closed(game, tr, seat)
-        pick = None
-        if mode is not None and mode[0] == "pick":
-            pick = Card(mode[1])
+        mode = self.modes.current(game, info.user_id) if info.user_id is not None else None
+        pick = Card(mode[1]) if mode is not None and mode[0] == "pick" else None
         return render.hand_message(
             game,
             seat,

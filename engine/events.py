@@ -11,9 +11,12 @@ when their other fields do (``Took(0) != Passed(0)``).
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from engine.cards import Card
+
+if TYPE_CHECKING:
+    from engine.state import History
 
 
 class GameStarted(NamedTuple):
@@ -139,3 +142,31 @@ EVENT_TYPES: dict[str, type[Event]] = {
         PickedUp, Discarded, Drew, Swapped, BoutStarted, PlayerOut, GameOver,
     )
 }  # fmt: skip
+
+
+_PLAYS = frozenset({"attacked", "beaten", "transferred"})
+
+
+def by_running_out(
+    players: list[int], events: tuple[Event, ...], history: History | None
+) -> list[int]:
+    """``players``, who all have no cards left at this bout's end, in the order they
+    played their last card (this step's ``events``, then the bout's earlier steps)."""
+    backwards: dict[int, int] = {}  # player -> plays since their last one, newest first
+    step_events: tuple[Event, ...] | None = events
+    node = history
+    while step_events is not None:
+        for event in reversed(step_events):
+            kind = event.kind
+            if kind == "bout_started" or kind == "game_started":
+                step_events = None
+                break
+            if kind in _PLAYS:
+                player = event.player  # type: ignore[union-attr]  # every play names one
+                if player in players and player not in backwards:
+                    backwards[player] = len(backwards)
+        else:
+            if node is None:
+                break
+            node, step_events = node
+    return sorted(players, key=lambda p: -backwards.get(p, len(players)))

@@ -55,9 +55,10 @@ from engine.events import (
     Took,
     Transferred,
     TrumpShown,
+    by_running_out,
 )
 from engine.rules import HAND_SIZE, MAX_BOUT_CARDS, MAX_PLAYERS, Rules
-from engine.state import History, State
+from engine.state import State
 
 # The hot path builds states and some events as plain tuples (a third of the cost of
 # calling the class); tests/test_engine_properties.py checks their field orders.
@@ -925,34 +926,6 @@ def _next_holding(n: int, out: tuple[int, ...], player: int, skip: int = 0) -> i
 def _side_out(n: int, out: tuple[int, ...]) -> bool:
     """Whether one side of a partners game (or both) has no cards left (stock empty)."""
     return all(p in out for p in range(0, n, 2)) or all(p in out for p in range(1, n, 2))
-
-
-_PLAYS = frozenset({"attacked", "beaten", "transferred"})
-
-
-def by_running_out(
-    players: list[int], events: tuple[Event, ...], history: History | None
-) -> list[int]:
-    """``players``, who all have no cards left at this bout's end, in the order they
-    played their last card (this step's ``events``, then the bout's earlier steps)."""
-    backwards: dict[int, int] = {}  # player -> plays since their last one, newest first
-    step_events: tuple[Event, ...] | None = events
-    node = history
-    while step_events is not None:
-        for event in reversed(step_events):
-            kind = event.kind
-            if kind == "bout_started" or kind == "game_started":
-                step_events = None
-                break
-            if kind in _PLAYS:
-                player = event.player  # type: ignore[union-attr]  # every play names one
-                if player in players and player not in backwards:
-                    backwards[player] = len(backwards)
-        else:
-            if node is None:
-                break
-            node, step_events = node
-    return sorted(players, key=lambda p: -backwards.get(p, len(players)))
 
 
 def result(state: State) -> GameResult | None:

@@ -9,7 +9,7 @@ import pytest
 from ai.policy import decide, to_action
 from ai.sim import NONE, Sim
 from ai.solver import Solver, moves
-from engine import PRESETS, Rules, apply, legal_actions, new_game, waiting_for
+from engine import PRESETS, Rules, apply, legal_actions, new_game, result, waiting_for
 from engine.actions import Swap
 from engine.state import State
 
@@ -23,6 +23,9 @@ def _same(sim: Sim, state: State) -> None:
     assert sim.defense == [NONE if c is None else int(c) for c in state.defense]
     assert sim.out == list(state.out)
     assert (sim.over, sim.durak) == (state.over, state.durak)
+    final = result(state)
+    if final is not None:
+        assert [p for p in range(state.num_players) if sim.is_loser(p)] == list(final.losers)
     if state.attack:
         assert Sim.from_state(state).emptied == sim.emptied
     if not state.over:

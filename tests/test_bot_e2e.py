@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from conftest import Harness, hand_buttons, open_lobby, play_out, press
 
+from bot import flow
 from bot.flow import FlowError
 from engine import legal_actions
 from sandbox.emulator import RateLimits
@@ -238,7 +239,7 @@ async def test_simultaneous_taps_and_two_processes_apply_one_move(make_harness: 
         actions = legal_actions(state, seat)[:2]
         results = await asyncio.gather(
             *(
-                games.play(GROUP, table.game_id, uid, step, action)
+                games.run(GROUP, flow.play, table.game_id, uid, step, action)
                 for games, action in zip((h.games, other), actions * 2, strict=False)
             ),
             return_exceptions=True,
@@ -472,7 +473,7 @@ async def test_series_continues_with_next_game(make_harness: Any) -> None:
         await press(h, ANN, GROUP, second.message_id, text="Start")
         await h.wait_text(GROUP, "game 2 of 3")
         table = await h.table(GROUP)
-        assert table.phase == "playing" and table.series_played == 1
+        assert table.phase == "playing" and table.games_played == 1
 
 
 async def test_real_flood_limits_are_never_hit(make_harness: Any) -> None:

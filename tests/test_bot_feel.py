@@ -3,6 +3,7 @@ a hand you can play from, a group log that loses no move, the throw-in window, t
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections.abc import Iterator
 
@@ -10,7 +11,8 @@ import pytest
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot import callbacks, flow, render
-from bot.flow import Person
+from bot.flow import Moment, Person, Timing
+from bot.lobby_options import LOBBY_OPTIONS
 from bot.records import ChatGame
 from bot.render import faces
 from bot.render.labels import label_width, pack, too_wide
@@ -21,7 +23,11 @@ from locales import SUPPORTED, language_name, translator
 CHAT = -100777
 GID = "fe11ab"
 NAMES = ("Ann", "Bea", "Carl", "Dora")
-TIMING = {"ai_delay": 1.0, "turn_timeout": 60.0}
+TIMING = Timing(turn_timeout=60.0, ai_delay=1.0, notify_quiet=20.0, throw_in_window=7.0)
+
+
+def at(now: float) -> Moment:
+    return Moment(now, TIMING)
 
 
 def rows_of(markup: InlineKeyboardMarkup | None) -> list[list[InlineKeyboardButton]]:
@@ -29,10 +35,11 @@ def rows_of(markup: InlineKeyboardMarkup | None) -> list[list[InlineKeyboardButt
 
 
 def started(players: int = 3, rules: Rules | None = None, seed: str = GID) -> ChatGame:
-    game = flow.new_lobby(CHAT, "Club", Person(1, NAMES[0]), seed, rules)
+    game, _ = flow.new_lobby(None, at(1000.0), CHAT, "Club", Person(1, NAMES[0]), seed)
+    game.rules = rules or Rules()
     for i in range(1, players):
-        game = flow.join(game, seed, Person(i + 1, NAMES[i]))
-    game, _ = flow.start(game, seed, 1000.0, [], **TIMING)
+        game, _ = flow.join(game, at(1000.0), seed, Person(i + 1, NAMES[i]))
+    game, _ = flow.start(game, at(1000.0), seed, [])
     return game
 
 
@@ -104,12 +111,15 @@ def test_label_width_and_packing() -> None:
 
 def every_keyboard(lang: str) -> Iterator[tuple[str, list[list[InlineKeyboardButton]]]]:
     tr = translator(lang)
-    lobby = flow.new_lobby(CHAT, "Club", Person(1, "Ann"), GID)
+    lobby, _ = flow.new_lobby(None, at(0.0), CHAT, "Club", Person(1, "Ann"), GID)
     yield "lobby", rows_of(render.lobby_message(lobby, tr, "bot", ["Bea"]).markup)
-    lobby = flow.add_ai(lobby, GID, "normal", "AI")
-    for option in ("deck", "throw_in", "transfer", "series"):
-        for _ in range(4):
-            lobby = flow.cycle_option(lobby, GID, option)
+    lobby, _ = flow.add_ai(lobby, at(0.0), GID, "normal", "AI")
+    lobby, _ = flow.add_ai(lobby, at(0.0), GID, "hard", "AI")
+    lobby, _ = flow.add_ai(lobby, at(0.0), GID, "easy", "AI")
+    for option in LOBBY_OPTIONS:
+        for _ in range(len(option.values)):
+            with contextlib.suppress(flow.FlowError):
+                lobby, _ = flow.change_option(lobby, at(0.0), GID, option.op)
             yield "lobby", rows_of(render.lobby_message(lobby, tr, "bot", []).markup)
     names = [language_name(code) for code in SUPPORTED]
     yield "language", rows_of(render.language_picker(tr, SUPPORTED, names).markup)
@@ -147,7 +157,7 @@ def test_every_keyboard_fits_a_phone_in_every_language(lang: str) -> None:
 
 
 def test_english_lobby_labels_keep_the_words_outside_checks_press() -> None:
-    game = flow.new_lobby(CHAT, "Club", Person(1, "Ann"), GID)
+    game, _ = flow.new_lobby(None, at(0.0), CHAT, "Club", Person(1, "Ann"), GID)
     labels = [
         b.text
         for r in rows_of(render.lobby_message(game, translator("en"), "b", []).markup)
@@ -167,7 +177,7 @@ def test_the_hand_shows_table_turn_counts_and_time_left() -> None:
     state = game.engine_state()
     attacker, defender = state.attacker, state.defender
     game.state = (state := apply(state, attacker, legal_actions(state, attacker)[0])).to_dict()
-    flow.schedule(game, state, 1000.0, **TIMING)
+    flow.schedule(game, state, at(1000.0))
     en = translator("en")
     other = next(s for s in range(3) if s not in (attacker, defender))
     text = render.hand_message(game, other, en, now=1012.4).text
@@ -230,8 +240,8 @@ def test_group_log_names_transfers_and_picked_up_cards_and_keeps_the_previous_bo
 def test_automatic_moves_are_marked_in_the_log() -> None:
     game = started(2)
     state = game.engine_state()
-    game, _ = flow.on_timeout(game, 2000.0, notify_quiet=20.0, **TIMING)
-    assert game is not None and game.auto_steps == [state.step + 1]
+    game, _ = flow.on_timeout(game, at(2000.0))
+    assert game.auto_steps == [state.step + 1]
     assert (
         "⏱ " + NAMES[state.attacker] + " attacks"
         in render.table_message(game, translator("en"), "bot").text
@@ -250,7 +260,7 @@ def test_throw_in_window_replaces_the_turn_timeout_once_the_defender_is_done() -
             if state.over:
                 break
             game.last_seen_step = -1
-            flow.schedule(game, state, 5000.0, throw_in_window=7.0, **TIMING)
+            flow.schedule(game, state, at(5000.0))
             if not waiting_for(state):  # every seat is human here
                 assert game.turn_deadline is None
             elif must_act(state).kind == "throw_in":
@@ -285,6 +295,6 @@ def test_the_ending_names_the_durak_bouts_duration_and_offers_rematch_and_new_lo
             assert "you are the durak" in line
         elif game.final_durak is not None:
             assert f"place {game.final_order.index(seat) + 1} of 3" in line
-    fresh = flow.fresh_lobby(game, GID, Person(9, "Zoe"), "zz0000")
+    fresh, _ = flow.fresh_lobby(game, at(2000.0), GID, Person(9, "Zoe"), "zz0000")
     assert fresh.phase == "lobby" and [s.name for s in fresh.seats] == ["Zoe"]
     assert fresh.rules == game.rules

@@ -65,10 +65,13 @@ BUTTONS = (
     "hand.beat_with",
     "hand.transfer",
     "hand.swap",
+    "result.rematch",
+    "result.new_lobby",
 )
 RANK = r"(?:10|[2-9]|[A-Z])"
-CARD = re.compile(rf"(?<!\w)({RANK})[♠♥♦♣]")
-CARDS_ONLY = re.compile(rf"{RANK}[♠♥♦♣](?: {RANK}[♠♥♦♣])*")
+SUIT = "[♠♥♦♣]\ufe0f?"  # red suits carry the emoji selector (issue 11)
+CARD = re.compile(rf"(?<!\w)({RANK}){SUIT}")
+CARDS_ONLY = re.compile(rf"{RANK}{SUIT}(?: {RANK}{SUIT})*")
 FACE_RANKS = {"en": "JQKA", "es": "JQKA", "pt": "JQKA", "de": "BDKA"}
 
 
@@ -388,7 +391,7 @@ async def test_groups_take_the_first_callers_language_and_dms_the_users(
         assert (await h.games.storage.chat_settings(FIRST)).lang == "en"
         assert (await h.games.storage.chat_settings(SECOND)).lang == "pt"
 
-        # /language in a group: the lobby creator may, other members may not.
+        # /language in a group: its admins may; other members, the lobby creator too, not.
         await h.emu.user_sends(GRETA, FIRST, "/newgame")
         lobby = await h.wait_text(FIRST, shown(en.t("lobby.title")))
         await h.emu.user_sends(GRETA, FIRST, "/language")
@@ -396,7 +399,9 @@ async def test_groups_take_the_first_callers_language_and_dms_the_users(
         assert labels([picker.to_dict()]) == [language_name(lang) for lang in SUPPORTED]
         answer = await press(h, PABLO, FIRST, picker.message_id, text="Español")
         assert answer.text == es.t("toast.only_admin_language")  # a toast in Pablo's language
-        answer = await press(h, GRETA, FIRST, picker.message_id, text="Deutsch")
+        answer = await press(h, GRETA, FIRST, picker.message_id, text="Español")
+        assert answer.text == de.t("toast.only_admin_language")  # Greta opened the lobby
+        answer = await press(h, AMELIE, FIRST, picker.message_id, text="Deutsch")
         assert answer.text is None
         await h.wait_text(FIRST, shown(de.t("language.set", language="Deutsch")))
         assert (await h.games.storage.chat_settings(FIRST)).lang == "de"

@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 from bot import callbacks, flow, render
 from bot.callbacks import CallbackError, HandButton
-from bot.flow import FlowError, Person
+from bot.flow import FlowError, Moment, Person, Timing
+from bot.lobby_options import LOBBY_OPTIONS
 from bot.records import ChatGame
 from engine import (
     Attack,
@@ -27,7 +28,14 @@ from locales import translator
 CHAT = -1009876543210
 GID = "ab12cd"
 ANN, BOB = Person(1, "Ann <b>"), Person(2, "Bob")
-TIMING = {"ai_delay": 1.0, "turn_timeout": 60.0}
+TIMING = Timing(turn_timeout=60.0, ai_delay=1.0, notify_quiet=0.0)
+
+
+def at(now: float, notify_quiet: float = 0.0) -> Moment:
+    return Moment(now, Timing(TIMING.turn_timeout, TIMING.ai_delay, notify_quiet))
+
+
+T0 = at(0.0)
 cards = st.integers(0, 51).map(Card)
 
 
@@ -73,65 +81,54 @@ def test_group_and_language_buttons() -> None:
         callbacks.decode("g:ab12cd:Z")
 
 
+def lobby(title: str = "Club", creator: Person = ANN, rules: Rules | None = None) -> ChatGame:
+    game, _ = flow.new_lobby(None, T0, CHAT, title, creator, GID)
+    if rules is not None:
+        game.rules = rules
+    return game
+
+
 def two_player_lobby() -> ChatGame:
-    table = flow.new_lobby(CHAT, "Club", ANN, GID)
-    return flow.join(table, GID, BOB)
+    game, _ = flow.join(lobby(), T0, GID, BOB)
+    return game
 
 
 def test_lobby_operations() -> None:
     table = two_player_lobby()
     with pytest.raises(FlowError, match="already_joined"):
-        flow.join(table, GID, BOB)
-    table = flow.add_ai(table, GID, "easy", "Easy AI")
+        flow.join(table, T0, GID, BOB)
+    table, _ = flow.add_ai(table, T0, GID, "easy", "Easy AI")
     assert [s.ai for s in table.seats] == [None, None, "easy"]
-    table = flow.remove_ai(table, GID)
-    table = flow.cycle_option(table, GID, "deck")
+    table, _ = flow.remove_ai(table, T0, GID)
+    table, _ = flow.change_option(table, T0, GID, "deck")
     assert table.rules.deck_size == 52
-    table = flow.cycle_option(table, GID, "transfer")
+    table, _ = flow.change_option(table, T0, GID, "transfer")
     assert table.rules.transfer
     with pytest.raises(FlowError, match="stale"):
-        flow.join(table, "zzzzzz", Person(3, "C"))
+        flow.join(table, T0, "zzzzzz", Person(3, "C"))
     with pytest.raises(FlowError, match="waiting_dm"):
-        flow.start(table, GID, 0.0, ["Bob"], **TIMING)
-    table, effects = flow.start(table, GID, 0.0, [], **TIMING)
-    assert table.phase == "playing" and effects.started
+        flow.start(table, T0, GID, ["Bob"])
+    table, _ = flow.start(table, T0, GID, [])
+    assert table.phase == "playing" and table.state is not None
     assert table.turn_deadline == 60.0
 
 
 def test_moves_are_validated_and_stale_steps_refused() -> None:
-    table, _ = flow.start(two_player_lobby(), GID, 0.0, [], **TIMING)
+    table, _ = flow.start(two_player_lobby(), T0, GID, [])
     state = table.engine_state()
     mover = next(p for p in range(2) if legal_actions(state, p))
     other = 1 - mover
     uid = table.seats[mover].user_id
     assert uid is not None
+    other_uid = table.seats[other].user_id or 0
     with pytest.raises(FlowError, match="illegal"):
-        flow.play(
-            table.model_copy(deep=True),
-            GID,
-            table.seats[other].user_id or 0,
-            0,
-            Take(),
-            1.0,
-            notify_quiet=0,
-            **TIMING,
-        )
+        flow.play(table.model_copy(deep=True), at(1.0), GID, other_uid, 0, Take())
+    first = legal_actions(state, mover)[0]
     with pytest.raises(FlowError, match="stale"):
-        flow.play(
-            table.model_copy(deep=True),
-            GID,
-            uid,
-            5,
-            legal_actions(state, mover)[0],
-            1.0,
-            notify_quiet=0,
-            **TIMING,
-        )
+        flow.play(table.model_copy(deep=True), at(1.0), GID, uid, 5, first)
     with pytest.raises(FlowError, match="not_in_game"):
-        flow.play(table.model_copy(deep=True), GID, 99, 0, Take(), 1.0, notify_quiet=0, **TIMING)
-    after, effects = flow.play(
-        table, GID, uid, 0, legal_actions(state, mover)[0], 30.0, notify_quiet=10, **TIMING
-    )
+        flow.play(table.model_copy(deep=True), at(1.0), GID, 99, 0, Take())
+    after, effects = flow.play(table, at(30.0, notify_quiet=10), GID, uid, 0, first)
     assert after.engine_state().step == 1
     # The defender now must act and was idle for 30 s: their new hand notifies.
     assert effects.notify == {table.seats[other].user_id}
@@ -139,13 +136,12 @@ def test_moves_are_validated_and_stale_steps_refused() -> None:
 
 
 def test_timeouts_move_for_the_player_and_hand_over_after_three() -> None:
-    table, _ = flow.start(two_player_lobby(), GID, 0.0, [], **TIMING)
+    table, _ = flow.start(two_player_lobby(), T0, GID, [])
     now = 0.0
     handed = []
     for _ in range(10):
         now += 61
-        table, effects = flow.on_timeout(table, now, notify_quiet=0, **TIMING)  # type: ignore[assignment]
-        assert table is not None
+        table, effects = flow.on_timeout(table, at(now))
         handed += [a.kwargs["name"] for a in effects.announce]
         if len(handed) == 2:
             break
@@ -155,7 +151,7 @@ def test_timeouts_move_for_the_player_and_hand_over_after_three() -> None:
 
 
 def test_timeout_actions() -> None:
-    table, _ = flow.start(two_player_lobby(), GID, 0.0, [], **TIMING)
+    table, _ = flow.start(two_player_lobby(), T0, GID, [])
     state = table.engine_state()
     leader = next(p for p in range(2) if legal_actions(state, p))
     v = view(state, leader)
@@ -169,15 +165,15 @@ def test_timeout_actions() -> None:
 
 
 def test_leaving_with_one_human_left_ends_the_game() -> None:
-    table, _ = flow.start(two_player_lobby(), GID, 0.0, [], **TIMING)
-    table, effects = flow.leave_game(table, GID, ANN.user_id, 5.0, **TIMING)
+    table, _ = flow.start(two_player_lobby(), T0, GID, [])
+    table, effects = flow.leave_game(table, at(5.0), GID, ANN.user_id)
     assert table.phase == "finished" and table.final_durak == 0
     assert {(d.user_id, d.durak, d.first) for d in effects.stats} == {(1, 1, 0), (2, 0, 0)}
 
 
 def test_rendering_escapes_names_and_offers_only_legal_moves() -> None:
     tr = translator("en")
-    table, _ = flow.start(two_player_lobby(), GID, 0.0, [], **TIMING)
+    table, _ = flow.start(two_player_lobby(), T0, GID, [])
     group = render.table_message(table, tr, "durak_bot")
     assert "Ann &lt;b&gt;" in group.text and "Ann <b>" not in group.text
     state = table.engine_state()
@@ -222,10 +218,10 @@ def test_lobby_render_has_every_label_and_rules_options() -> None:
 
 
 def test_big_tables_stay_within_telegram_limits() -> None:
-    table = flow.new_lobby(CHAT, "x" * 300, Person(1, "n" * 200), GID, Rules(deck_size=52))
+    table = lobby("x" * 300, Person(1, "n" * 200), Rules(deck_size=52))
     for uid in range(2, 7):
-        table = flow.join(table, GID, Person(uid, "n" * 200))
-    table, _ = flow.start(table, GID, 0.0, [], **TIMING)
+        table, _ = flow.join(table, T0, GID, Person(uid, "n" * 200))
+    table, _ = flow.start(table, T0, GID, [])
     tr = translator("en")
     assert len(render.table_message(table, tr, "b").text) <= 4096
     for seat in range(6):
@@ -244,3 +240,71 @@ async def test_hard_ai_thinks_in_a_process_pool() -> None:
         assert action in legal_actions(state, seat)
     finally:
         runner.close()
+
+
+def four_seat_lobby() -> ChatGame:
+    game = two_player_lobby()
+    for level in ("easy", "normal"):
+        game, _ = flow.add_ai(game, T0, GID, level, level)  # type: ignore[arg-type]
+    return game
+
+
+def test_partners_only_with_four_or_six_seats() -> None:
+    tr = translator("en")
+    three, _ = flow.add_ai(two_player_lobby(), T0, GID, "easy", "Easy")
+    offered = [
+        b.text
+        for row in render.lobby_message(three, tr, "b", []).markup.inline_keyboard
+        for b in row
+    ]  # type: ignore[union-attr]
+    assert not any(t.startswith("Partners") for t in offered)
+    with pytest.raises(FlowError, match="partners_seats"):
+        flow.change_option(three, T0, GID, "partners")
+    four, _ = flow.add_ai(three.model_copy(deep=True), T0, GID, "easy", "Easy")
+    four, _ = flow.change_option(four, T0, GID, "partners")
+    assert four.rules.partners
+    # Someone leaves: partners stays on (so it can be switched off) but cannot start.
+    five, _ = flow.add_ai(four.model_copy(deep=True), T0, GID, "easy", "Easy")
+    shown = render.lobby_message(five, tr, "b", [])
+    assert "Partners: on" in [b.text for row in shown.markup.inline_keyboard for b in row]  # type: ignore[union-attr]
+    with pytest.raises(FlowError, match="partners_seats"):
+        flow.start(five, T0, GID, [])
+    game, _ = flow.start(four, T0, GID, [])
+    text = render.table_message(game, tr, "b").text
+    assert "team A" in text and "team B" in text
+
+
+def test_every_group_operation_has_exactly_one_handler() -> None:
+    import fakeredis
+
+    from bot.ai_runner import AiRunner
+    from bot.handlers import Handlers
+    from bot.service import Games
+    from bot.storage import Storage
+
+    storage = Storage(fakeredis.aioredis.FakeRedis(), finished_ttl=60, idle_ttl=60)
+    handlers = Handlers(Games(storage, TIMING, AiRunner(0)))
+    assert set(handlers.group_actions) == callbacks.GROUP_OPS
+    codes = {callbacks.encode_group(GID, op)[-1] for op in callbacks.GROUP_OPS}
+    assert len(codes) == len(callbacks.GROUP_OPS)  # one letter per operation
+    for option in LOBBY_OPTIONS:
+        assert handlers.group_actions[option.op].who == option.who
+
+
+def test_each_lobby_option_cycles_through_its_values_and_shows_them() -> None:
+    tr = translator("en")
+    for option in LOBBY_OPTIONS:
+        game = four_seat_lobby()
+        seen = []
+        for _ in option.values:
+            seen.append(option.current(game.rules))
+            labels = [
+                b.text
+                for row in render.lobby_message(game, tr, "b", []).markup.inline_keyboard  # type: ignore[union-attr]
+                for b in row
+                if b.callback_data == callbacks.encode_group(GID, option.op)
+            ]
+            assert len(labels) == 1 and labels[0] in render.rules_summary(game, tr)
+            game, _ = flow.change_option(game, T0, GID, option.op)
+        assert sorted(map(str, seen)) == sorted(map(str, option.values))
+        assert option.current(game.rules) == seen[0]

@@ -436,7 +436,7 @@ def test_rules_text_follows_every_option(lang: str, deck: int) -> None:
         has(tr.t("rules.bout.lead.multi"), multi)
         has(tr.t("rules.bout.lead.single"), not multi)
         # Bout limits.
-        first = rules.first_bout_limit
+        first = bool(rules.first_bout_limit)  # "always" or "from_four_players"
         has(tr.t("rules.bout.limit", max=MAX_BOUT_CARDS))
         has(tr.t("rules.options.first_bout.on", first=FIRST_BOUT_MAX_CARDS), first)
         has(tr.t("rules.options.first_bout.off"), not first)

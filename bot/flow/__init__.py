@@ -1,19 +1,30 @@
 """The game service, pure: lobby, moves, timeouts, leaving, computer turns, series.
 
-No Telegram here and no Redis: every operation takes a ``ChatGame`` (a fresh copy the
-caller may change) and returns what changed, so the storage layer can apply it in one
-transaction and the sender can show it. A refused operation raises ``FlowError`` with
-a catalogue key for the toast.
+No Telegram here and no Redis. Every operation has the shape
+``op(game, moment, *args) -> (ChatGame, Effects)``: it takes the chat's record (a
+fresh copy it may change, or None) and when it runs, and returns the changed record
+and what to show, so the storage layer can apply it in one transaction and the sender
+can show it. A refused operation raises ``FlowError`` with a catalogue key for the
+toast.
 
 ``lobby`` seats people and deals, ``turns`` runs the game, ``results`` ends it.
 """
 
-from bot.flow.common import Announcement, Effects, FlowError, Person, game_seed
+from bot.flow.common import (
+    Announcement,
+    Effects,
+    FlowError,
+    Moment,
+    Outcome,
+    Person,
+    Timing,
+    game_seed,
+)
 from bot.flow.lobby import (
-    MAX_SEATS,
     add_ai,
     cancel,
-    cycle_option,
+    change_option,
+    first_dealer,
     join,
     leave_lobby,
     may_manage,
@@ -31,26 +42,27 @@ from bot.flow.turns import (
     next_due,
     on_timeout,
     play,
-    required,
     schedule,
     take_back_seat,
     timeout_action,
-    waiting,
 )
 
 __all__ = [
-    "MAX_SEATS",
     "TIMEOUTS_BEFORE_HANDOVER",
     "Announcement",
     "Effects",
     "FlowError",
+    "Moment",
+    "Outcome",
     "Person",
+    "Timing",
     "add_ai",
     "ai_move",
     "ai_turn",
     "cancel",
-    "cycle_option",
+    "change_option",
     "finish",
+    "first_dealer",
     "fresh_lobby",
     "game_seed",
     "join",
@@ -64,11 +76,9 @@ __all__ = [
     "open_lobby",
     "play",
     "remove_ai",
-    "required",
     "schedule",
     "series_over",
     "start",
     "take_back_seat",
     "timeout_action",
-    "waiting",
 ]

@@ -1,4 +1,10 @@
-"""What every flow operation shares: the refusal, the person acting, the effects."""
+"""What every flow operation shares: when it runs, the refusal, the person acting,
+and the effects it asks for.
+
+Every operation has the shape ``op(game, moment, ...) -> (ChatGame, Effects)``: the
+chat's record (None if there is none), when it runs with the bot's timing, then its
+own arguments. A refused operation raises ``FlowError``.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,30 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.records import ChatGame
 from bot.storage import StatDelta
+
+
+@dataclass(frozen=True)
+class Timing:
+    """The bot's pace, from its settings."""
+
+    turn_timeout: float
+    """Seconds a human has for a move before the bot moves for them."""
+    ai_delay: float
+    """Seconds before a computer seat moves, so people can follow."""
+    notify_quiet: float
+    """A player idle longer than this gets a new (notifying) hand message."""
+    throw_in_window: float = 7.0
+    """Seconds attackers have to add cards once the defender is done."""
+
+
+@dataclass(frozen=True)
+class Moment:
+    """When an operation runs: the wall clock and the timing it schedules with."""
+
+    now: float
+    timing: Timing
 
 
 class FlowError(Exception):
@@ -42,10 +71,14 @@ class Effects:
     nothing to do now, so the edit can merge with the next one."""
     announce: list[Announcement] = field(default_factory=list)
     stats: list[StatDelta] = field(default_factory=list)
-    started: bool = False
     ended: bool = False
+    """The game just ended: the result goes to the group as a new message."""
 
 
-def game_seed(game_id: str, salt: int) -> int:
+Outcome = tuple[ChatGame, Effects]
+"""What every flow operation returns: the changed record and what to show."""
+
+
+def game_seed(game_id: str, salt: int | str) -> int:
     digest = hashlib.sha256(f"{game_id}:{salt}".encode()).digest()
     return int.from_bytes(digest[:8], "big")

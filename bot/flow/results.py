@@ -1,50 +1,53 @@
-"""A game's end: the finishing order, stats, the series count, and the next lobby."""
+"""A game's end: the finishing order, stats, the series score, and the next lobby."""
 
 from __future__ import annotations
 
-from bot.flow.common import Effects, FlowError, Person
+from bot.flow.common import Effects, FlowError, Moment, Outcome, Person
 from bot.records import ChatGame, Seat
 from bot.storage import StatDelta
-from engine import State, result
+from engine import GameResult, State, result
 
 
 def finish(
     game: ChatGame, state: State, effects: Effects, *, early: bool, now: float | None = None
 ) -> None:
-    outcome = result(state)
-    order = list(outcome.order) if outcome is not None else list(state.out)
-    durak = outcome.durak if outcome is not None else None
+    outcome = result(state) or GameResult(None, tuple(state.out))
     if game.forced_durak is not None:
+        # The first to leave is this game's durak (with their team), whatever the cards say.
         durak = game.forced_durak
-        order = [s for s in order if s != durak]
+        order = [s for s in outcome.order if s != durak]
         rest = [s for s in range(len(game.seats)) if s not in order and s != durak]
-        order = [*order, *rest, durak]
+        team = durak % 2 if game.rules.partners else None
+        outcome = GameResult(durak, (*order, *rest, durak), team)
     game.phase = "finished"
     game.finished_at = now
-    game.final_order = order
-    game.final_durak = durak
+    effects.ended = True
+    game.final_order = list(outcome.order)
+    game.final_durak = outcome.durak
+    game.final_losing_team = outcome.losing_team
     game.ended_early = early
     game.turn_deadline = game.ai_due = None
-    game.series_played += 1
-    if not game.series_durak:
-        game.series_durak = [0] * len(game.seats)
-    if durak is not None:
-        game.series_durak[durak] += 1
-    first_out = state.out[0] if state.out and not early else None
+    if game.series is not None:
+        game.series = game.series.record(outcome)
+    losers = outcome.losers
+    # A drawn game has no first out (a void round wins nobody anything), and a game
+    # ended early by leavers has no real one.
+    first_out = outcome.order[0] if outcome.order and not outcome.draw and not early else None
+    if first_out in losers:
+        first_out = None
     for i, seat in enumerate(game.seats):
         if seat.user_id is None:
             continue
         effects.stats.append(
-            StatDelta(seat.user_id, seat.name, durak=int(i == durak), first=int(i == first_out))
+            StatDelta(seat.user_id, seat.name, durak=int(i in losers), first=int(i == first_out))
         )
-    effects.ended = True
 
 
 def series_over(game: ChatGame) -> bool:
-    return game.series_played >= game.rules.series_length
+    return game.series is None or game.series.finished
 
 
-def next_game(game: ChatGame | None, game_id: str, new_game_id: str) -> ChatGame:
+def next_game(game: ChatGame | None, moment: Moment, game_id: str, new_game_id: str) -> Outcome:
     """A new lobby after a finished game: same seats and rules, series carried on."""
     if game is None or game.game_id != game_id:
         raise FlowError("toast.stale")
@@ -55,23 +58,21 @@ def next_game(game: ChatGame | None, game_id: str, new_game_id: str) -> ChatGame
         for s in game.seats
         if not s.left
     ]
-    over = game.series_played >= game.rules.series_length or len(seats) != len(game.seats)
-    dealer = game.final_durak if game.final_durak is not None else 0
-    return game.model_copy(
+    over = series_over(game) or len(seats) != len(game.seats)
+    lobby = game.model_copy(
         update={
             "game_id": new_game_id,
             "phase": "lobby",
             "seats": seats,
             "state": None,
-            "series_played": 0 if over else game.series_played,
-            "series_durak": [] if over else game.series_durak,
-            "dealer": 0 if over else dealer,
+            "series": None if over else game.series,
             "table_message_id": None,
             "lobby_message_id": None,
             "turn_deadline": None,
             "ai_due": None,
             "final_order": [],
             "final_durak": None,
+            "final_losing_team": None,
             "forced_durak": None,
             "ended_early": False,
             "auto_steps": [],
@@ -79,19 +80,23 @@ def next_game(game: ChatGame | None, game_id: str, new_game_id: str) -> ChatGame
             "finished_at": None,
         }
     )
+    return lobby, Effects()
 
 
-def fresh_lobby(game: ChatGame | None, game_id: str, creator: Person, new_game_id: str) -> ChatGame:
-    """ "New lobby" after a game: the presser opens it, with the same rules, seats empty."""
+def fresh_lobby(
+    game: ChatGame | None, moment: Moment, game_id: str, opener: Person, new_game_id: str
+) -> Outcome:
+    """ "New lobby" after a game: the presser opens it with the same rules, seats empty."""
     if game is None or game.game_id != game_id:
         raise FlowError("toast.stale")
     if game.phase != "finished":
         raise FlowError("toast.game_running")
-    return ChatGame(
+    lobby = ChatGame(
         game_id=new_game_id,
         chat_id=game.chat_id,
         chat_title=game.chat_title,
-        creator_id=creator.user_id,
+        creator_id=opener.user_id,
         rules=game.rules,
-        seats=[Seat(user_id=creator.user_id, name=creator.name, lang=creator.lang)],
+        seats=[Seat(user_id=opener.user_id, name=opener.name, lang=opener.lang)],
     )
+    return lobby, Effects()

@@ -3,7 +3,7 @@ and when the next timer is due."""
 
 from __future__ import annotations
 
-from bot.flow.common import Announcement, Effects, FlowError
+from bot.flow.common import Announcement, Effects, FlowError, Moment, Outcome
 from bot.flow.results import finish
 from bot.records import ChatGame
 from engine import (
@@ -24,23 +24,12 @@ from engine import (
 TIMEOUTS_BEFORE_HANDOVER = 3
 AUTO_STEPS_KEPT = 40
 """Automatic moves remembered for the log's ⏱ marks (the log shows two bouts at most)."""
-THROW_IN_WINDOW = 7.0
 
 
-def required(state: State) -> set[int]:
-    """Seats that must move for the game to go on: the leader, or the defender."""
-    if state.over:
-        return set()
-    if not state.attack:
-        return {state.attacker}
-    if not state.taking and None in state.defense:
-        return {state.defender}
-    return set()
-
-
-def waiting(state: State) -> tuple[int, ...]:
-    """Who can act now (hidden cards decide it): for timers, never for display."""
-    return waiting_for(state)
+def _must_move(state: State) -> set[int]:
+    """The seat the game cannot go on without (the leader or the defender), if any."""
+    player = must_act(state).player
+    return set() if player is None else {player}
 
 
 def _playing(game: ChatGame | None, game_id: str) -> tuple[ChatGame, State]:
@@ -50,18 +39,8 @@ def _playing(game: ChatGame | None, game_id: str) -> tuple[ChatGame, State]:
 
 
 def play(
-    game: ChatGame | None,
-    game_id: str,
-    user_id: int,
-    step: int,
-    action: Action,
-    now: float,
-    *,
-    ai_delay: float,
-    turn_timeout: float,
-    notify_quiet: float,
-    throw_in_window: float = THROW_IN_WINDOW,
-) -> tuple[ChatGame, Effects]:
+    game: ChatGame | None, moment: Moment, game_id: str, user_id: int, step: int, action: Action
+) -> Outcome:
     """A human's move from a hand button."""
     game, state, seat = _seat_in_game(game, game_id, user_id)
     if game.seats[seat].computer:
@@ -73,37 +52,24 @@ def play(
     except IllegalActionError:
         raise FlowError("toast.illegal") from None
     game.seats[seat].timeouts = 0
-    game.seats[seat].last_active = now
+    game.seats[seat].last_active = moment.now
     effects = Effects()
-    _advance(
-        game, state, after, now, effects, ai_delay, turn_timeout, notify_quiet, throw_in_window
-    )
+    _advance(game, state, after, moment, effects)
     if not after.over and not legal_actions(after, seat):
         effects.calm.add(user_id)
     return game, effects
 
 
 def ai_move(
-    game: ChatGame | None,
-    game_id: str,
-    seat: int,
-    step: int,
-    action: Action,
-    now: float,
-    *,
-    ai_delay: float,
-    turn_timeout: float,
-    notify_quiet: float,
-    throw_in_window: float = THROW_IN_WINDOW,
-) -> tuple[ChatGame, Effects]:
+    game: ChatGame | None, moment: Moment, game_id: str, seat: int, step: int, action: Action
+) -> Outcome:
+    """A computer seat's move, chosen from ``step``'s view."""
     game, state = _playing(game, game_id)
     if step != state.step or not game.seats[seat].computer:
         raise FlowError("toast.stale")
     after = apply(state, seat, action)
     effects = Effects()
-    _advance(
-        game, state, after, now, effects, ai_delay, turn_timeout, notify_quiet, throw_in_window
-    )
+    _advance(game, state, after, moment, effects)
     return game, effects
 
 
@@ -112,7 +78,7 @@ def ai_turn(game: ChatGame, now: float) -> tuple[int, PlayerView] | None:
     if game.phase != "playing" or game.ai_due is None or game.ai_due > now + 1e-6:
         return None
     state = game.engine_state()
-    for seat in waiting(state):
+    for seat in waiting_for(state):
         if game.seats[seat].computer:
             return seat, view(state, seat)
     return None
@@ -135,26 +101,18 @@ def timeout_action(v: PlayerView) -> Action | None:
     return None
 
 
-def on_timeout(
-    game: ChatGame | None,
-    now: float,
-    *,
-    ai_delay: float,
-    turn_timeout: float,
-    notify_quiet: float,
-    throw_in_window: float = THROW_IN_WINDOW,
-) -> tuple[ChatGame | None, Effects]:
+def on_timeout(game: ChatGame | None, moment: Moment) -> Outcome:
     """Move for every human the game waited on past the deadline (a throw-in window
-    closing passes for the attackers who let it pass)."""
+    closing passes for the attackers who let it go by)."""
     if game is None or game.phase != "playing" or game.turn_deadline is None:
-        return None, Effects()
-    if game.turn_deadline > now + 1e-6:
-        return None, Effects()
+        raise FlowError("toast.stale")
+    if game.turn_deadline > moment.now + 1e-6:
+        raise FlowError("toast.stale")  # a move came first and set a new deadline
     state = game.engine_state()
     start_state = state
     effects = Effects()
-    must = required(state)
-    for seat in waiting(state):
+    must = _must_move(state)
+    for seat in waiting_for(state):
         info = game.seats[seat]
         if not info.human:
             continue
@@ -170,16 +128,14 @@ def on_timeout(
             info.timeouts += 1
             if info.timeouts >= TIMEOUTS_BEFORE_HANDOVER:
                 info.ai = "normal"
-                effects.announce.append(Announcement("group.handed_to_ai", {"name": info.name}))
+                note = Announcement("group.handed_to_ai", {"name": info.shown_name})
+                effects.announce.append(note)
         if state.over:
             break
     if state is start_state:
-        schedule(game, state, now, ai_delay, turn_timeout, throw_in_window)
+        schedule(game, state, moment)
         return game, effects
-    _advance(
-        game, start_state, state, now, effects, ai_delay, turn_timeout, notify_quiet,
-        throw_in_window,
-    )  # fmt: skip
+    _advance(game, start_state, state, moment, effects)
     return game, effects
 
 
@@ -192,15 +148,7 @@ def _seat_in_game(game: ChatGame | None, game_id: str, user_id: int) -> tuple[Ch
     return game, state, seat
 
 
-def take_back_seat(
-    game: ChatGame | None,
-    game_id: str,
-    user_id: int,
-    now: float,
-    *,
-    ai_delay: float,
-    turn_timeout: float,
-) -> tuple[ChatGame, Effects]:
+def take_back_seat(game: ChatGame | None, moment: Moment, game_id: str, user_id: int) -> Outcome:
     """A player whose seat went to the computer after missed moves plays it again."""
     game, state, seat = _seat_in_game(game, game_id, user_id)
     info = game.seats[seat]
@@ -208,22 +156,14 @@ def take_back_seat(
         raise FlowError("toast.stale")  # they left for good, or already play it
     info.ai = None
     info.timeouts = 0
-    info.last_active = now
+    info.last_active = moment.now
     effects = Effects()
-    effects.announce.append(Announcement("group.player_back", {"name": info.name}))
-    schedule(game, state, now, ai_delay, turn_timeout)
+    effects.announce.append(Announcement("group.player_back", {"name": info.shown_name}))
+    schedule(game, state, moment)
     return game, effects
 
 
-def leave_game(
-    game: ChatGame | None,
-    game_id: str,
-    user_id: int,
-    now: float,
-    *,
-    ai_delay: float,
-    turn_timeout: float,
-) -> tuple[ChatGame, Effects]:
+def leave_game(game: ChatGame | None, moment: Moment, game_id: str, user_id: int) -> Outcome:
     """The leaver is this game's durak; a computer plays the seat out."""
     game, state, seat = _seat_in_game(game, game_id, user_id)
     info = game.seats[seat]
@@ -232,66 +172,51 @@ def leave_game(
     if game.forced_durak is None:
         game.forced_durak = seat
     effects = Effects()
-    effects.announce.append(Announcement("group.player_left", {"name": info.name}))
+    effects.announce.append(Announcement("group.player_left", {"name": info.shown_name}))
     active_humans = [s for s in game.seats if s.human]
     had_computers = any(s.user_id is None for s in game.seats)
     if not active_humans or (len(active_humans) == 1 and not had_computers):
-        finish(game, state, effects, early=True, now=now)
+        finish(game, state, effects, early=True, now=moment.now)
         return game, effects
-    schedule(game, state, now, ai_delay, turn_timeout)
+    schedule(game, state, moment)
     return game, effects
 
 
-def _advance(
-    game: ChatGame,
-    before: State,
-    after: State,
-    now: float,
-    effects: Effects,
-    ai_delay: float,
-    turn_timeout: float,
-    notify_quiet: float,
-    throw_in_window: float = THROW_IN_WINDOW,
-) -> None:
+def _advance(game: ChatGame, before: State, after: State, moment: Moment, effects: Effects) -> None:
     game.state = after.to_dict()
     if after.over:
-        finish(game, after, effects, early=False, now=now)
+        finish(game, after, effects, early=False, now=moment.now)
         return
-    newly = required(after) - required(before)
+    newly = _must_move(after) - _must_move(before)
     for seat in newly:
         info = game.seats[seat]
-        if info.human and info.user_id is not None and now - info.last_active > notify_quiet:
+        quiet = moment.now - info.last_active > moment.timing.notify_quiet
+        if info.human and info.user_id is not None and quiet:
             effects.notify.add(info.user_id)
-    schedule(game, after, now, ai_delay, turn_timeout, throw_in_window)
+    schedule(game, after, moment)
 
 
-def schedule(
-    game: ChatGame,
-    state: State,
-    now: float,
-    ai_delay: float,
-    turn_timeout: float,
-    throw_in_window: float = THROW_IN_WINDOW,
-) -> None:
+def schedule(game: ChatGame, state: State, moment: Moment) -> None:
     """Set the turn deadline (a human is waited on) and when a computer seat moves.
 
     Once the defender is done (every card beaten, or taking) only throw-ins are left:
     the attackers who could add a card get a short window, not a whole turn, so one
-    inattentive player never stalls the table (and the pause reveals little)."""
+    inattentive player never stalls the table (and a long pause reveals nothing)."""
     if state.over or game.phase != "playing":
         game.turn_deadline = game.ai_due = None
         return
-    seats = waiting(state)
+    # The server may know who could throw in (it holds every hand); nobody is shown it.
+    seats = waiting_for(state)
     if state.step != game.last_seen_step:
         game.last_seen_step = state.step
         human = any(game.seats[s].human for s in seats)
-        window = turn_timeout
+        window = moment.timing.turn_timeout
         if must_act(state).kind == "throw_in":
-            window = min(throw_in_window, turn_timeout)
-        game.turn_deadline = now + window if human else None
+            window = min(moment.timing.throw_in_window, window)
+        game.turn_deadline = moment.now + window if human else None
     if any(game.seats[s].computer for s in seats):
-        if game.ai_due is None or game.ai_due <= now:
-            game.ai_due = now + ai_delay
+        if game.ai_due is None or game.ai_due <= moment.now:
+            game.ai_due = moment.now + moment.timing.ai_delay
     else:
         game.ai_due = None
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -14,15 +15,27 @@ from bot.records import Seat
 from locales import Html, Translator, escape
 
 MAX_TEXT = 4096
+"""Telegram's limit on a message, in UTF-16 code units of its visible text; we hold the
+raw HTML to it, which is never shorter."""
+_TOKEN = re.compile(r"<[^<>]*>|&#?[A-Za-z0-9]+;|.", re.DOTALL)
+"""One tag, one entity, or one character: a cut never lands inside a tag or entity."""
+_TAG_NAME = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)")
+TEAM_NAMES = ("A", "B")
+"""Partners games: team 0 and team 1 (seat % 2) as shown."""
 
 
 @dataclass(frozen=True)
 class Rendered:
+    """A message's HTML text (always valid and within Telegram's limit) and keyboard."""
+
     text: str
     markup: InlineKeyboardMarkup | None = None
     stable: str | None = None
     """The text without its clock ("⏱ 42 s"), when it has one: a clock that ticked
     is no reason for an edit, so the digest ignores it."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", fit(self.text))
 
     def digest(self) -> str:
         """Identifies the content, so an unchanged message is never edited."""
@@ -31,8 +44,42 @@ class Rendered:
         return hashlib.blake2b(payload.encode(), digest_size=12).hexdigest()
 
 
-def fit(text: str) -> str:
-    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
+def _utf16(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def fit(text: str, limit: int = MAX_TEXT) -> str:
+    """``text`` cut to ``limit`` UTF-16 units, ending in "…": only between tags,
+    entities and characters, and every tag still open at the cut closed again."""
+    if _utf16(text) <= limit:
+        return text
+    ellipsis = "…"
+    kept: list[str] = []
+    open_tags: list[str] = []
+    used = 0
+    for token in _TOKEN.findall(text):
+        after = _tags_open_after(open_tags, token)
+        closing = "".join(f"</{name}>" for name in reversed(after))
+        size = _utf16(token)
+        if used + size + _utf16(ellipsis + closing) > limit:
+            break
+        kept.append(token)
+        used += size
+        open_tags = after
+    return "".join(kept) + ellipsis + "".join(f"</{name}>" for name in reversed(open_tags))
+
+
+def _tags_open_after(open_tags: list[str], token: str) -> list[str]:
+    tag = _TAG_NAME.match(token)
+    if tag is None:
+        return open_tags
+    name = tag.group(2).lower()
+    if tag.group(1) != "/":
+        return [*open_tags, name]
+    if name not in open_tags:
+        return open_tags
+    last = len(open_tags) - 1 - open_tags[::-1].index(name)
+    return open_tags[:last] + open_tags[last + 1 :]
 
 
 def markup(rows: Iterable[Sequence[InlineKeyboardButton]]) -> InlineKeyboardMarkup | None:
@@ -47,7 +94,7 @@ def chunks(buttons: list[InlineKeyboardButton], size: int) -> list[list[InlineKe
 def seat_name(seat: Seat, tr: Translator) -> Html:
     if seat.user_id is None and seat.ai is not None:
         return tr.t(f"seat.ai_{seat.ai}")
-    return escape(seat.name)
+    return escape(seat.shown_name)
 
 
 def deep_link(bot_username: str, payload: str) -> str:

@@ -4,12 +4,12 @@ players' card counts, the own cards by suit, and buttons for exactly the legal m
 
 from __future__ import annotations
 
-from telegram import InlineKeyboardButton
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot import callbacks
 from bot.records import ChatGame
 from bot.render import faces
-from bot.render.common import Rendered, fit, markup, seat_name, with_clock
+from bot.render.common import Rendered, markup, seat_name
 from bot.render.labels import pack
 from bot.render.results import hand_result
 from bot.render.table import pairs_text
@@ -23,6 +23,28 @@ CARDS_PER_ROW = 8
 
 def _button(label: str, data: str) -> InlineKeyboardButton:
     return InlineKeyboardButton(label, callback_data=data)
+
+
+class _Text:
+    """The hand's lines: the player's own (cards, prompt) and the table's context.
+
+    Only the own lines and the keyboard make the digest: the context (table, turn,
+    counts, clock) rides along whenever the hand is edited anyway, and never causes
+    an edit itself, so showing it costs no Bot API call."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.own: list[str] = []
+
+    def context(self, line: str) -> None:
+        self.lines.append(line)
+
+    def mine(self, line: str, clock: str = "") -> None:
+        self.lines.append(line + clock)
+        self.own.append(line)
+
+    def rendered(self, keyboard: InlineKeyboardMarkup | None = None) -> Rendered:
+        return Rendered("\n".join(self.lines), keyboard, stable="\n".join(self.own))
 
 
 def hand_message(
@@ -41,25 +63,27 @@ def hand_message(
     v = view(state, seat)
     cid, gid, step = game.chat_id, game.game_id, v.step
     names = [seat_name(s, tr) for s in game.seats]
-    lines: list[str] = [
-        tr.t("hand.header", group=game.chat_title or str(cid)),
-        tr.t(
-            "table.status",
-            trump=faces.card(tr, v.trump_card),
-            stock=v.stock_count,
-            discard=v.discard_count,
-        ),
-        tr.t("hand.counts", counts=_counts(v, names)),
-    ]
+    text = _Text()
+    text.mine(tr.t("hand.header", group=game.chat_title or str(cid)))
+    status = tr.t(
+        "table.status",
+        trump=faces.card(tr, v.trump_card),
+        stock=v.stock_count,
+        discard=v.discard_count,
+    )
+    text.context(status)
+    text.context(tr.t("hand.counts", counts=_counts(v, names)))
     if v.table:
-        lines.append(tr.t("table.cards", pairs=pairs_text(v.table, tr)))
+        text.context(tr.t("table.cards", pairs=pairs_text(v.table, tr)))
     cards = faces.grouped(tr, v.hand, v.trump)
     mine = tr.t("hand.cards", cards=cards) if v.hand else tr.t("hand.no_cards")
     if seat in v.out:
-        lines += [mine, tr.t("hand.out")]
-        return Rendered(fit("\n".join(lines)))
+        text.mine(mine)
+        text.mine(tr.t("hand.out"))
+        return text.rendered()
     if confirm_leave:
-        lines += [mine, tr.t("hand.leave_confirm")]
+        text.mine(mine)
+        text.mine(tr.t("hand.leave_confirm"))
         rows = [
             [
                 _button(
@@ -68,36 +92,37 @@ def hand_message(
                 _button(tr.t("hand.back"), callbacks.encode_hand_op(cid, gid, step, "back")),
             ]
         ]
-        return Rendered(fit("\n".join(lines)), markup(rows))
+        return text.rendered(markup(rows))
     if game.seats[seat].ai is not None:
-        lines += [mine, tr.t("hand.ai_plays")]
+        text.mine(mine)
+        text.mine(tr.t("hand.ai_plays"))
         if game.seats[seat].left:
-            return Rendered(fit("\n".join(lines)))
+            return text.rendered()
         # No step in it: taking back is checked by game, and a step would make every
         # computer move re-edit this message.
         back = callbacks.encode_hand_op(cid, gid, 0, "take_back")
-        return Rendered(fit("\n".join(lines)), markup([[_button(tr.t("hand.take_back"), back)]]))
+        return text.rendered(markup([[_button(tr.t("hand.take_back"), back)]]))
     legal = v.legal_actions
     ticking = clock(tr, game.turn_deadline, now)
     turn = v.must_act
     if pick is not None:
-        lines.append(tr.t("hand.pick_target", card=faces.card(tr, pick)) + ticking)
+        text.mine(tr.t("hand.pick_target", card=faces.card(tr, pick)), ticking)
     elif turn.player == seat:
-        lines.append(turn_line(turn, names, tr, me=seat) + ticking)
+        text.mine(turn_line(turn, names, tr, me=seat), ticking)
     else:
-        if any(not isinstance(a, Swap) for a in legal):
-            lines.append(tr.t("hand.prompt_throw_in") + (ticking if turn.player is None else ""))
+        if any(not isinstance(a, Swap) for a in legal):  # own hand: may know it can add
+            text.mine(tr.t("hand.prompt_throw_in"), ticking if turn.player is None else "")
         # During a throw-in window the prompt above says it all.
         if turn.kind != "over" and not (turn.kind == "throw_in" and legal):
-            lines.append(turn_line(turn, names, tr) + ticking)
-    lines.append(mine)
+            text.context(turn_line(turn, names, tr) + ticking)
+    text.mine(mine)
     rows = _move_rows(v, tr, cid, gid, pick)
     if pick is None and v.hand:
         # With no cards left (yet not out) leaving would only make this player the durak.
         rows.append(
             [_button(tr.t("hand.leave"), callbacks.encode_hand_op(cid, gid, step, "leave"))]
         )
-    return with_clock(lines, ticking, markup(rows))
+    return text.rendered(markup(rows))
 
 
 def _counts(v: PlayerView, names: list[Html]) -> Html:

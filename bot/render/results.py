@@ -8,19 +8,19 @@ from telegram import InlineKeyboardButton
 from bot import callbacks
 from bot.flow import series_over
 from bot.records import ChatGame
-from bot.render.common import Rendered, fit, markup, seat_name
+from bot.render.common import TEAM_NAMES, Rendered, markup, seat_name
 from bot.render.labels import pack
 from locales import Html, Translator
 
 
 def losers(game: ChatGame) -> list[int]:
     """The durak, or in a partners game every member of the losing team."""
-    durak = game.final_durak
-    if durak is None:
+    if game.final_durak is None:
         return []
-    if getattr(game.rules, "partners", False):
-        return [s for s in range(len(game.seats)) if s % 2 == durak % 2]
-    return [durak]
+    team = game.final_losing_team
+    if team is not None:
+        return list(range(team, len(game.seats), 2))
+    return [game.final_durak]
 
 
 def _bouts(game: ChatGame) -> int:
@@ -37,24 +37,27 @@ def results_message(game: ChatGame, tr: Translator) -> Rendered:
     names = [seat_name(s, tr) for s in game.seats]
     lost = losers(game)
     lines: list[str] = [tr.t("result.title")]
+    team = game.final_losing_team
     if not lost:
         lines.append(tr.t("result.draw"))
-    elif len(lost) == 1:
-        lines.append(tr.t("result.durak", name=names[lost[0]]))
+    elif team is not None:
+        shown = Html(", ".join(names[s] for s in lost))
+        lines.append(tr.t("result.team_lost", team=TEAM_NAMES[team], names=shown))
     else:
-        lines.append(tr.t("result.losing_team", names=Html(", ".join(names[s] for s in lost))))
+        lines.append(tr.t("result.durak", name=names[lost[0]]))
     order = [s for s in game.final_order if s not in lost]
     for place, seat in enumerate(order, 1):
         lines.append(f"{place}. {names[seat]}")
     lines.append(tr.n("result.summary", _bouts(game), minutes=_minutes(game)))
-    if game.rules.series_length > 1 and game.series_durak:
-        lines.append(tr.t("result.series", game=game.series_played, total=game.rules.series_length))
-        ranked = sorted(range(len(game.seats)), key=lambda s: game.series_durak[s])
-        for seat in ranked:
-            lines.append(tr.n("result.series_line", game.series_durak[seat], name=names[seat]))
-        if series_over(game):
-            best = min(game.series_durak)
-            winners = [names[s] for s in ranked if game.series_durak[s] == best]
+    series = game.series
+    if game.rules.series_length > 1 and series is not None:
+        lines.append(
+            tr.t("result.series", game=series.games_played, total=series.rules.series_length)
+        )
+        for seat in series.standings():
+            lines.append(tr.n("result.series_line", series.durak_counts[seat], name=names[seat]))
+        if series.finished:
+            winners = [names[s] for s in series.winners()]
             lines.append(tr.t("result.series_winner", names=Html(", ".join(winners))))
     again = "result.next_game" if not series_over(game) else "result.rematch"
     buttons = [
@@ -65,7 +68,7 @@ def results_message(game: ChatGame, tr: Translator) -> Rendered:
             tr.t("result.new_lobby"), callback_data=callbacks.encode_group(game.game_id, "lobby")
         ),
     ]
-    return Rendered(fit("\n".join(lines)), markup(pack(buttons)))
+    return Rendered("\n".join(lines), markup(pack(buttons)))
 
 
 def hand_result(game: ChatGame, seat: int, tr: Translator) -> Rendered:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from bot.names import short_name
 from bot.records import StatLine
-from bot.render.common import Rendered, fit
+from bot.render.common import Rendered
 from locales import Translator
 
 MAX_STAT_LINES = 50
@@ -15,8 +16,9 @@ def group_stats(lines: list[StatLine], tr: Translator) -> Rendered:
     ordered = sorted(lines, key=lambda s: (-s.played, s.durak, -s.first, s.name))
     out = [tr.t("stats.title")]
     for s in ordered[:MAX_STAT_LINES]:
-        out.append(tr.t("stats.line", name=s.name, played=s.played, durak=s.durak, first=s.first))
-    return Rendered(fit("\n".join(out)))
+        name = short_name(s.name)
+        out.append(tr.t("stats.line", name=name, played=s.played, durak=s.durak, first=s.first))
+    return Rendered("\n".join(out))
 
 
 def user_stats(line: StatLine, tr: Translator) -> Rendered:

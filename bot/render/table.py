@@ -9,7 +9,7 @@ from telegram import InlineKeyboardButton
 
 from bot.records import ChatGame
 from bot.render import faces
-from bot.render.common import Rendered, markup, seat_name, with_clock
+from bot.render.common import TEAM_NAMES, Rendered, markup, seat_name, with_clock
 from bot.render.log import bouts, coalesce
 from bot.render.results import results_message
 from bot.render.turn import clock, turn_line
@@ -31,6 +31,7 @@ def table_message(
     if finished and game.state is None:
         return results_message(game, tr)
     state = game.engine_state()
+    # Only what everyone may know: the public view and the public history.
     v = public_view(state)
     names = [seat_name(s, tr) for s in game.seats]
     if finished:
@@ -40,7 +41,7 @@ def table_message(
         title = tr.t("table.title")
     else:
         title = tr.t(
-            "table.title_series", game=game.series_played + 1, total=game.rules.series_length
+            "table.title_series", game=game.games_played + 1, total=game.rules.series_length
         )
     lines: list[str] = [title]
     lines.append(
@@ -61,6 +62,9 @@ def table_message(
         else:
             role = tr.n("role.player", v.hand_sizes[i])
         marker = "🤖 " if seat.ai is not None and seat.user_id is not None else ""
+        team = v.team(i)
+        if team is not None:
+            role = tr.t("table.team", role=role, team=TEAM_NAMES[team])
         lines.append(f"{marker}{names[i]} — {role}")
     lines.append(
         tr.t("table.cards", pairs=pairs_text(v.table, tr)) if v.table else tr.t("table.empty")

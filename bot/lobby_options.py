@@ -1,0 +1,97 @@
+"""The lobby's rule options, one row each.
+
+The callback codec takes each row's code, the handlers its permission, the flow its
+field and values, the rendering its label. Adding an option is one row here plus its
+texts in the catalogues (the label, and a text per value unless it is shown as is).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from engine import Rules
+from engine.rules import PARTNER_TABLES
+
+Who = Literal["anyone", "manager"]
+"""Who may use a lobby button: any member, or the lobby's creator or a group admin."""
+
+
+@dataclass(frozen=True)
+class LobbyOption:
+    op: str
+    """The group operation (and the button) that moves this option to its next value."""
+    code: str
+    """One letter in the callback data; unique among all group operations."""
+    field: str
+    """The ``Rules`` field it sets."""
+    values: tuple[Any, ...]
+    """The values a tap cycles through, in order."""
+    label: str
+    """Catalogue key of the button; it takes the shown value as ``{arg}``."""
+    arg: str
+    value_keys: Mapping[Any, str] | None = None
+    """Catalogue key of each value's text; None shows the value as it is."""
+    who: Who = "manager"
+    seats: tuple[int, ...] | None = None
+    """Seat counts the option may be changed from its first value with; None: any."""
+    refused: str = "toast.invalid"
+    """The toast when the seat count does not allow it."""
+
+    def offered(self, rules: Rules, seats: int) -> bool:
+        """Shown in the lobby: the seat count allows it, or it is on and must be
+        switchable back."""
+        return self.seats is None or seats in self.seats or self.current(rules) != self.values[0]
+
+    def allows(self, rules: Rules, seats: int) -> bool:
+        """Whether a game with ``seats`` players may start with this option as set."""
+        return self.seats is None or seats in self.seats or self.current(rules) == self.values[0]
+
+    def current(self, rules: Rules) -> Any:
+        return getattr(rules, self.field)
+
+    def following(self, rules: Rules) -> Rules:
+        """``rules`` with this option moved to its next value."""
+        current = self.current(rules)
+        index = self.values.index(current) if current in self.values else -1
+        value = self.values[(index + 1) % len(self.values)]
+        return Rules.parse({**rules.model_dump(), self.field: value})
+
+
+_ON_OFF: Final = {False: "option.off", True: "option.on"}
+
+LOBBY_OPTIONS: Final[tuple[LobbyOption, ...]] = (
+    LobbyOption("deck", "d", "deck_size", (24, 36, 52), "lobby.deck", "deck"),
+    LobbyOption(
+        "throw_in",
+        "t",
+        "throw_in",
+        ("all", "neighbours"),
+        "lobby.throw_in",
+        "value",
+        {"all": "option.throw_in_all", "neighbours": "option.throw_in_neighbours"},
+    ),
+    LobbyOption(
+        "transfer",
+        "v",
+        "variant",
+        ("podkidnoy", "perevodnoy"),
+        "lobby.transfer",
+        "value",
+        {"podkidnoy": "option.off", "perevodnoy": "option.on"},
+    ),
+    LobbyOption("series", "r", "series_length", (1, 3, 5, 10), "lobby.series", "count"),
+    LobbyOption(
+        "partners",
+        "p",
+        "partners",
+        (False, True),
+        "lobby.partners",
+        "value",
+        _ON_OFF,
+        seats=PARTNER_TABLES,
+        refused="toast.partners_seats",
+    ),
+)
+OPTIONS_BY_OP: Final = {option.op: option for option in LOBBY_OPTIONS}

@@ -72,6 +72,10 @@ class ChatGame(BaseModel):
     lobby_message_id: int | None = None
     turn_deadline: float | None = None
     ai_due: float | None = None
+    reminder_due: float | None = None
+    """When the player the game cannot go on without gets one notifying reminder."""
+    reminded_step: int = -1
+    """The step whose player was reminded (their hand says so until they move)."""
     last_seen_step: int = -1
     final_order: list[int] = []
     final_durak: int | None = None

@@ -118,6 +118,8 @@ class Games:
                 await self.run(chat_id, flow.ai_move, game.game_id, seat, view.step, action)
             elif game.turn_deadline is not None and game.turn_deadline <= now:
                 await self.run(chat_id, flow.on_timeout)
+            elif game.reminder_due is not None and game.reminder_due <= now:
+                await self.run(chat_id, flow.remind)
         await self.ensure_timer(chat_id)
 
     async def ensure_timer(self, chat_id: int) -> None:

@@ -26,7 +26,7 @@ def finish(
     game.final_durak = outcome.durak
     game.final_losing_team = outcome.losing_team
     game.ended_early = early
-    game.turn_deadline = game.ai_due = None
+    game.turn_deadline = game.ai_due = game.reminder_due = None
     if game.series is not None:
         game.series = game.series.record(outcome)
     losers = outcome.losers
@@ -76,6 +76,8 @@ def next_game(game: ChatGame | None, moment: Moment, game_id: str, new_game_id: 
             "forced_durak": None,
             "ended_early": False,
             "auto_steps": [],
+            "reminder_due": None,
+            "reminded_step": -1,
             "started_at": None,
             "finished_at": None,
         }

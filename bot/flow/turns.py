@@ -22,6 +22,8 @@ from engine import (
 )
 
 TIMEOUTS_BEFORE_HANDOVER = 3
+REMIND_BEFORE = 15.0
+"""Seconds before a player's own turn times out that they get a notifying reminder."""
 AUTO_STEPS_KEPT = 40
 """Automatic moves remembered for the log's ⏱ marks (the log shows two bouts at most)."""
 
@@ -203,7 +205,7 @@ def schedule(game: ChatGame, state: State, moment: Moment) -> None:
     the attackers who could add a card get a short window, not a whole turn, so one
     inattentive player never stalls the table (and a long pause reveals nothing)."""
     if state.over or game.phase != "playing":
-        game.turn_deadline = game.ai_due = None
+        game.turn_deadline = game.ai_due = game.reminder_due = None
         return
     # The server may know who could throw in (it holds every hand); nobody is shown it.
     seats = waiting_for(state)
@@ -211,9 +213,16 @@ def schedule(game: ChatGame, state: State, moment: Moment) -> None:
         game.last_seen_step = state.step
         human = any(game.seats[s].human for s in seats)
         window = moment.timing.turn_timeout
-        if must_act(state).kind == "throw_in":
+        turn = must_act(state)
+        if turn.kind == "throw_in":
             window = min(moment.timing.throw_in_window, window)
         game.turn_deadline = moment.now + window if human else None
+        # A reminder only for a player's own turn, and only when the turn is long
+        # enough that it comes well after the move was asked for.
+        own = turn.player is not None and game.seats[turn.player].human
+        long_enough = window >= 3 * REMIND_BEFORE
+        due = game.turn_deadline
+        game.reminder_due = due - REMIND_BEFORE if own and long_enough and due else None
     if any(game.seats[s].computer for s in seats):
         if game.ai_due is None or game.ai_due <= moment.now:
             game.ai_due = moment.now + moment.timing.ai_delay
@@ -221,6 +230,24 @@ def schedule(game: ChatGame, state: State, moment: Moment) -> None:
         game.ai_due = None
 
 
+def remind(game: ChatGame | None, moment: Moment) -> Outcome:
+    """The player the game waits on gets their hand again as a new (notifying)
+    message that says the bot is about to move for them."""
+    if game is None or game.phase != "playing" or game.reminder_due is None:
+        raise FlowError("toast.stale")
+    if game.reminder_due > moment.now + 1e-6:
+        raise FlowError("toast.stale")
+    game.reminder_due = None
+    effects = Effects()
+    state = game.engine_state()
+    player = must_act(state).player
+    info = game.seats[player] if player is not None else None
+    if info is not None and info.human and info.user_id is not None:
+        game.reminded_step = state.step
+        effects.notify.add(info.user_id)
+    return game, effects
+
+
 def next_due(game: ChatGame) -> float | None:
-    dues = [d for d in (game.turn_deadline, game.ai_due) if d is not None]
+    dues = [d for d in (game.turn_deadline, game.ai_due, game.reminder_due) if d is not None]
     return min(dues) if dues else None

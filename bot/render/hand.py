@@ -109,6 +109,8 @@ def hand_message(
         text.mine(tr.t("hand.pick_target", card=faces.card(tr, pick)), ticking)
     elif turn.player == seat:
         text.mine(turn_line(turn, names, tr, me=seat), ticking)
+        if game.reminded_step == v.step:
+            text.mine(tr.t("hand.reminder"))
     else:
         if any(not isinstance(a, Swap) for a in legal):  # own hand: may know it can add
             text.mine(tr.t("hand.prompt_throw_in"), ticking if turn.player is None else "")

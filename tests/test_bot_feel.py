@@ -13,7 +13,7 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 from bot import callbacks, flow, render
 from bot.flow import Moment, Person, Timing
 from bot.lobby_options import LOBBY_OPTIONS
-from bot.records import ChatGame
+from bot.records import ChatGame, StatLine
 from bot.render import faces
 from bot.render.labels import label_width, pack, too_wide
 from engine import Beat, Card, Rules, State, apply, legal_actions, must_act, waiting_for
@@ -298,3 +298,28 @@ def test_the_ending_names_the_durak_bouts_duration_and_offers_rematch_and_new_lo
     fresh, _ = flow.fresh_lobby(game, at(2000.0), GID, Person(9, "Zoe"), "zz0000")
     assert fresh.phase == "lobby" and [s.name for s in fresh.seats] == ["Zoe"]
     assert fresh.rules == game.rules
+
+
+# --- lobby and /stats --------------------------------------------------------------------------
+
+
+def test_seats_are_shown_against_the_decks_real_maximum() -> None:
+    lobby, _ = flow.new_lobby(None, at(0.0), CHAT, "Club", Person(1, "Ann"), GID)
+    lobby.rules = Rules(deck_size=24)
+    assert "Players (1/4)" in render.lobby_message(lobby, translator("en"), "b", []).text
+    lobby.rules = Rules(deck_size=36)
+    assert "Players (1/6)" in render.lobby_message(lobby, translator("en"), "b", []).text
+
+
+def test_stats_are_a_table_ranked_by_durak_rate() -> None:
+    lines = [
+        StatLine(user_id=1, name="Ann", played=6, durak=1, first=4),
+        StatLine(user_id=2, name="Bea", played=4, durak=2, first=0),
+        StatLine(user_id=3, name="Carl", played=1, durak=0, first=1),
+    ]
+    text = render.group_stats(lines, translator("en")).text
+    assert text.splitlines()[1:] == [
+        "1. Carl — 1 game · durak 0 (0%)",
+        "2. Ann — 6 games · durak 1 (17%)",
+        "3. Bea — 4 games · durak 2 (50%)",
+    ]

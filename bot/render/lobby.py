@@ -40,7 +40,9 @@ def lobby_message(
                 total=game.rules.series_length,
             )
         )
-    lines.append(tr.t("lobby.players", count=len(game.seats), max=MAX_PLAYERS))
+    # The deck's real maximum: 24 cards seat four.
+    seats = min(MAX_PLAYERS, game.rules.max_players)
+    lines.append(tr.t("lobby.players", count=len(game.seats), max=seats))
     for i, seat in enumerate(game.seats, 1):
         lines.append(f"{i}. {seat_name(seat, tr)}")
     if unreachable:

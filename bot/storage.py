@@ -98,6 +98,8 @@ class Storage:
                 try:
                     await pipe.watch(key)
                     current = _parse_table(await pipe.get(key))
+                    # Read before ``change``: flow operations change the record in place.
+                    before = current.phase if current is not None else None
                     write = change(current)
                     if write.table is None:
                         await pipe.unwatch()  # type: ignore[no-untyped-call]
@@ -110,7 +112,6 @@ class Storage:
                     await pipe.execute()
                 except WatchError:
                     continue
-            before = current.phase if current is not None else None
             await self._after_write(write, phase_changed=before != write.table.phase)
             return write.value
         raise StorageConflict(f"table of chat {chat_id} kept changing")

@@ -8,7 +8,9 @@ from typing import Any
 import pytest
 from conftest import Harness, hand_buttons, open_lobby, press
 
-from engine import must_act, waiting_for
+from engine import Rules, must_act, waiting_for
+from locales import rules_short, rules_text, visible_text
+from locales.rules_text import SHORT_LIMIT
 
 pytestmark = pytest.mark.filterwarnings("ignore:Deprecated since version v22.2")
 
@@ -127,3 +129,48 @@ async def test_one_notifying_reminder_before_the_bot_moves_for_a_player(make_har
         await h.settle()
         hands = [m for m in h.emu.messages(ANN) if m.from_bot]
         assert all("Hurry" not in m.text for m in hands)
+
+
+async def test_rules_short_then_full_and_private_rules_follow_the_current_game(
+    make_harness: Any,
+) -> None:
+    async with make_harness() as h:
+        h.emu.add_user(ANN, "Ann")
+        h.emu.add_group(GROUP, "Pace Club", members=[ANN], admins=[], creator=ANN)
+        await h.start_bot()
+        await h.emu.user_starts_bot(ANN)
+        await h.wait_text(ANN, "Hi!")
+        # No game yet: the default rules, in brief.
+        await h.emu.user_sends(ANN, ANN, "/rules")
+        brief = await h.wait_text(ANN, "Durak in brief")
+        assert visible_text(rules_short(Rules(), "en")) == brief.text
+        assert len(brief.text) <= SHORT_LIMIT
+        # A transfer game runs: private /rules describes it, not the default.
+        lobby = await open_lobby(h, GROUP, ANN)
+        await press(h, ANN, GROUP, lobby.message_id, text="Transfer: off")
+        await press(h, ANN, GROUP, lobby.message_id, text="+ AI Easy")
+        await h.wait_text(GROUP, "2. ")
+        await press(h, ANN, GROUP, lobby.message_id, text="Start")
+        await h.wait_text(GROUP, "Trump:")
+        rules = (await h.table(GROUP)).rules
+        assert rules.transfer
+        assert GROUP in await h.games.storage.running_chats()
+        mark = max(m.message_id for m in h.emu.messages(ANN))
+        await h.emu.user_sends(ANN, ANN, "/rules")
+        brief = await h.emu.wait_for(
+            lambda: next(
+                (m for m in h.emu.messages(ANN) if m.message_id > mark and "brief" in m.text),
+                None,
+            )
+        )
+        assert brief.text == visible_text(rules_short(rules, "en"))
+        assert "perevodnoy" in brief.text
+        # The button sends the full rules of that game.
+        mark = max(m.message_id for m in h.emu.messages(ANN))
+        await press(h, ANN, ANN, brief.message_id, text="📖 Full rules")
+        full = [visible_text(t) for t in rules_text(rules, "en", turn_timeout=60)]
+        await h.emu.wait_for(
+            lambda: (
+                [m.text for m in h.emu.messages(ANN) if m.message_id > mark][: len(full)] == full
+            )
+        )

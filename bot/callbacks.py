@@ -24,7 +24,8 @@ GroupOp = str
 """A group button's operation: a seat or lobby operation, or a lobby option's ``op``."""
 _SEAT_AND_GAME_CODES: Final[dict[str, GroupOp]] = {
     "j": "join", "l": "leave", "e": "ai_easy", "n": "ai_normal", "h": "ai_hard",
-    "s": "start", "x": "cancel", "N": "new", "R": "remove_ai", "L": "lobby",
+    "s": "start", "x": "cancel", "N": "new", "R": "remove_ai", "u": "drop_unreachable",
+    "L": "lobby",
 }  # fmt: skip
 _GROUP_CODES: Final[dict[str, GroupOp]] = {
     **_SEAT_AND_GAME_CODES,

@@ -7,10 +7,14 @@ only: losing it on a restart just shows the normal keyboard again.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Literal
 
 from bot.records import ChatGame
+
+MAX_MODES = 10_000
+"""Modes kept at most; the oldest is forgotten first (it only costs a normal keyboard)."""
 
 HandMode = tuple[Literal["pick", "leave"], int]
 """("pick", card) or ("leave", 0)."""
@@ -26,11 +30,15 @@ class _Entry:
 class HandModes:
     """The current mode of each (chat, user) hand."""
 
-    def __init__(self) -> None:
-        self._modes: dict[tuple[int, int], _Entry] = {}
+    def __init__(self, limit: int = MAX_MODES) -> None:
+        self._modes: OrderedDict[tuple[int, int], _Entry] = OrderedDict()
+        self._limit = limit
 
     def set(self, chat_id: int, user_id: int, game_id: str, step: int, mode: HandMode) -> None:
         self._modes[(chat_id, user_id)] = _Entry(game_id, step, mode)
+        self._modes.move_to_end((chat_id, user_id))
+        while len(self._modes) > self._limit:
+            self._modes.popitem(last=False)
 
     def clear(self, chat_id: int, user_id: int) -> None:
         self._modes.pop((chat_id, user_id), None)

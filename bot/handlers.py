@@ -6,6 +6,7 @@ the callback query with a short toast when the tap changed nothing.
 
 from __future__ import annotations
 
+import html
 import logging
 import re
 import secrets
@@ -58,6 +59,8 @@ from locales import translator as get_translator
 
 log = logging.getLogger(__name__)
 ADMIN_CACHE_SECONDS = 60.0
+MAX_TOAST = 200
+"""Telegram shows at most 200 characters of a callback answer."""
 HANDLERS_KEY = "durak.handlers"
 _ID_CHARS = string.ascii_lowercase + string.digits
 _GROUP_LINK_RE = re.compile(r"g(-?[0-9]{1,20})")
@@ -113,7 +116,8 @@ class Handlers:
             "leave": GroupAction(self.leave_lobby),
             "remove_ai": GroupAction(self.remove_ai, "manager"),
             "start": GroupAction(self.start_game, "manager", "toast.only_creator_start"),
-            "cancel": GroupAction(self.cancel, "manager"),
+            "cancel": GroupAction(self.cancel, "closer"),
+            "drop_unreachable": GroupAction(self.drop_unreachable, "manager"),
             "new": GroupAction(self.next_game),
             "lobby": GroupAction(self.fresh_lobby),
         }
@@ -350,10 +354,10 @@ class Handlers:
         if toast is None:
             await self.answer(query, None)
             return
-        # A toast is shown to the tapper alone: in their own language.
+        # A toast is shown to the tapper alone, in their own language, as plain text.
         user = query.from_user
         tr = await self.user_tr(user.id, user.language_code)
-        await self.answer(query, tr.t(toast, **kwargs))
+        await self.answer(query, html.unescape(tr.t(toast, **kwargs))[:MAX_TOAST])
 
     @staticmethod
     async def answer(query: CallbackQuery, text: str | None) -> None:
@@ -374,19 +378,22 @@ class Handlers:
         if action is None:
             raise FlowError("toast.invalid")
         tap = GroupTap(message.chat.id, query.from_user, button.game_id, button.op, context.bot)
-        if action.who == "manager":
-            await self.check_manager(tap, action.refused)
+        if action.who != "anyone":
+            await self.check_manager(tap, action)
         return await action.run(tap)
 
-    async def check_manager(self, tap: GroupTap, refused: str) -> None:
-        """Refuse unless the tapper is the open lobby's creator or a group admin."""
+    async def check_manager(self, tap: GroupTap, action: GroupAction) -> None:
+        """Refuse unless the tapper is the open lobby's creator or a group admin (or,
+        for a "closer" action, any member once the creator has been away a while)."""
         game = await self.storage.load_table(tap.chat_id)
         if game is None or game.game_id != tap.game_id or game.phase != "lobby":
             raise FlowError("toast.stale")
         if flow.may_manage(game, tap.user.id, False):
             return
+        if action.who == "closer" and flow.creator_away(game, self.games.clock()):
+            return
         if not await self.is_admin(tap.chat_id, tap.user.id, tap.bot):
-            raise FlowError(refused)
+            raise FlowError(action.refused)
 
     async def join(self, tap: GroupTap) -> str | None:
         me = person(tap.user, negotiate(tap.user.language_code))
@@ -403,26 +410,36 @@ class Handlers:
         level: AiLevel = next(lv for lv in AI_LEVELS if tap.op == f"ai_{lv}")
         tr = await self.games.group_translator(tap.chat_id)
         name = str(tr.t(f"seat.ai_{level}"))
-        await self.games.run(tap.chat_id, flow.add_ai, tap.game_id, level, name)
+        await self.games.run(tap.chat_id, flow.add_ai, tap.game_id, tap.user.id, level, name)
         return None
 
     async def remove_ai(self, tap: GroupTap) -> str | None:
-        await self.games.run(tap.chat_id, flow.remove_ai, tap.game_id)
+        await self.games.run(tap.chat_id, flow.remove_ai, tap.game_id, tap.user.id)
         return None
 
     async def change_option(self, tap: GroupTap) -> str | None:
-        await self.games.run(tap.chat_id, flow.change_option, tap.game_id, tap.op)
+        await self.games.run(tap.chat_id, flow.change_option, tap.game_id, tap.user.id, tap.op)
         return None
 
     async def cancel(self, tap: GroupTap) -> str | None:
-        await self.games.run(tap.chat_id, flow.cancel, tap.game_id)
+        await self.games.run(tap.chat_id, flow.cancel, tap.game_id, tap.user.id)
         return None
 
     async def start_game(self, tap: GroupTap) -> str | None:
-        game = await self.storage.load_table(tap.chat_id)
-        unreachable = await self.games.unreachable(game) if game else []
-        await self.games.run(tap.chat_id, flow.start, tap.game_id, unreachable)
+        unreachable = await self.unreachable(tap.chat_id)
+        await self.games.run(tap.chat_id, flow.start, tap.game_id, tap.user.id, unreachable)
         return None
+
+    async def drop_unreachable(self, tap: GroupTap) -> str | None:
+        unreachable = await self.unreachable(tap.chat_id)
+        await self.games.run(
+            tap.chat_id, flow.drop_unreachable, tap.game_id, tap.user.id, unreachable
+        )
+        return None
+
+    async def unreachable(self, chat_id: int) -> set[int]:
+        game = await self.storage.load_table(chat_id)
+        return await self.games.unreachable(game) if game is not None else set()
 
     async def next_game(self, tap: GroupTap) -> str | None:
         """The next game of the series (or a new one) in a new lobby."""
@@ -441,7 +458,12 @@ class Handlers:
         if button.op == "move":
             assert button.action is not None
             self.games.clear_mode(chat_id, user_id)
-            await self.games.run(chat_id, flow.play, gid, user_id, step, button.action)
+            try:
+                await self.games.run(chat_id, flow.play, gid, user_id, step, button.action)
+            except FlowError as err:
+                if err.key != "toast.moved_on":
+                    raise
+                raise await self.moved_on(query, chat_id) from None
             return None
         if button.op == "leave_yes":
             self.games.clear_mode(chat_id, user_id)
@@ -471,6 +493,15 @@ class Handlers:
         else:
             self.games.set_mode(chat_id, user_id, gid, step, None)
         return None
+
+    async def moved_on(self, query: CallbackQuery, chat_id: int) -> FlowError:
+        """A tap that no longer fits: say what changed, and show the fresh keyboard."""
+        user = query.from_user
+        self.games.box.refresh_hand(chat_id, user.id)
+        game = await self.storage.load_table(chat_id)
+        tr = await self.user_tr(user.id, user.language_code)
+        change = render.latest_change(game, tr) if game is not None else ""
+        return FlowError("toast.moved_on", change=change or "…")
 
     async def language_button(
         self, query: CallbackQuery, button: LanguageButton, context: ContextTypes.DEFAULT_TYPE

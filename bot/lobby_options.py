@@ -14,8 +14,9 @@ from typing import Any, Final, Literal
 from engine import Rules
 from engine.rules import PARTNER_TABLES
 
-Who = Literal["anyone", "manager"]
-"""Who may use a lobby button: any member, or the lobby's creator or a group admin."""
+Who = Literal["anyone", "manager", "closer"]
+"""Who may use a lobby button: any member; the lobby's creator or a group admin
+("manager"); or those, and any member once the creator has been away ("closer")."""
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,8 @@ class Seat(BaseModel):
     timeouts: int = 0
     """Consecutive turn timeouts; the third hands the seat to the computer."""
     last_active: float = 0.0
+    joined_at: float = 0.0
+    """When they took the seat: a joiner the bot cannot reach is dropped some time after."""
 
     @property
     def shown_name(self) -> str:
@@ -68,6 +70,11 @@ class ChatGame(BaseModel):
     the first game of a series is dealt, and again when seats or options change."""
     forced_durak: int | None = None
     """The first seat that left mid-game: that game's durak whatever happens next."""
+    lobby_expires_at: float | None = None
+    """An open lobby closes then (epoch seconds): joins do not extend it. Storage should
+    let the record expire at this time while the phase is "lobby"."""
+    creator_seen_at: float = 0.0
+    """The creator's last tap in the lobby; long ago, any member may cancel it."""
     table_message_id: int | None = None
     lobby_message_id: int | None = None
     turn_deadline: float | None = None

@@ -146,14 +146,15 @@ class Games:
         settings = await self.storage.chat_settings(chat_id)
         return translator(negotiate(settings.lang))
 
-    async def unreachable(self, game: ChatGame) -> list[str]:
-        names = []
+    async def unreachable(self, game: ChatGame) -> set[int]:
+        """The seated people the bot cannot write to in private (their user ids)."""
+        users = set()
         for seat in game.seats:
             if seat.human and seat.user_id is not None:
                 record = await self.storage.user(seat.user_id)
                 if not record.dm_open:
-                    names.append(seat.shown_name)
-        return names
+                    users.add(seat.user_id)
+        return users
 
     async def render_group(self, game: ChatGame) -> Rendered:
         tr = await self.group_translator(game.chat_id)

@@ -39,7 +39,7 @@ def started(players: int = 3, rules: Rules | None = None, seed: str = GID) -> Ch
     game.rules = rules or Rules()
     for i in range(1, players):
         game, _ = flow.join(game, at(1000.0), seed, Person(i + 1, NAMES[i]))
-    game, _ = flow.start(game, at(1000.0), seed, [])
+    game, _ = flow.start(game, at(1000.0), seed, 1, [])
     return game
 
 
@@ -113,13 +113,13 @@ def every_keyboard(lang: str) -> Iterator[tuple[str, list[list[InlineKeyboardBut
     tr = translator(lang)
     lobby, _ = flow.new_lobby(None, at(0.0), CHAT, "Club", Person(1, "Ann"), GID)
     yield "lobby", rows_of(render.lobby_message(lobby, tr, "bot", ["Bea"]).markup)
-    lobby, _ = flow.add_ai(lobby, at(0.0), GID, "normal", "AI")
-    lobby, _ = flow.add_ai(lobby, at(0.0), GID, "hard", "AI")
-    lobby, _ = flow.add_ai(lobby, at(0.0), GID, "easy", "AI")
+    lobby, _ = flow.add_ai(lobby, at(0.0), GID, 1, "normal", "AI")
+    lobby, _ = flow.add_ai(lobby, at(0.0), GID, 1, "hard", "AI")
+    lobby, _ = flow.add_ai(lobby, at(0.0), GID, 1, "easy", "AI")
     for option in LOBBY_OPTIONS:
         for _ in range(len(option.values)):
             with contextlib.suppress(flow.FlowError):
-                lobby, _ = flow.change_option(lobby, at(0.0), GID, option.op)
+                lobby, _ = flow.change_option(lobby, at(0.0), GID, 1, option.op)
             yield "lobby", rows_of(render.lobby_message(lobby, tr, "bot", []).markup)
     names = [language_name(code) for code in SUPPORTED]
     yield "language", rows_of(render.language_picker(tr, SUPPORTED, names).markup)

@@ -63,10 +63,10 @@ def played(game: ChatGame, moves: int) -> ChatGame:
 def every_message(tr: Translator) -> Iterator[Rendered]:
     rules = Rules(deck_size=52, variant="perevodnoy", series_length=3, partners=True)
     lobby = full_lobby(rules)
-    unreachable = [s.shown_name for s in lobby.seats]
+    unreachable = [s.user_id for s in lobby.seats if s.user_id is not None]
     yield render.lobby_message(lobby, tr, "durak_bot", unreachable)
     yield render.cancelled(tr)
-    game, _ = flow.start(lobby.model_copy(deep=True), T0, GID, [])
+    game, _ = flow.start(lobby.model_copy(deep=True), T0, GID, 1, [])
     for moves in (0, 3, 9, 25):
         game = played(game, moves)
         if game.phase == "playing":

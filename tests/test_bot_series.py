@@ -18,7 +18,7 @@ def dealt(game_id: str, players: int = 4, series: int = 3) -> ChatGame:
     for person in PEOPLE[1:players]:
         game, _ = flow.join(game, T0, game_id, person)
     game.rules = game.rules.model_copy(update={"series_length": series})
-    game, _ = flow.start(game, T0, game_id, [])
+    game, _ = flow.start(game, T0, game_id, 1, [])
     return game
 
 
@@ -42,7 +42,7 @@ def next_dealt(game: ChatGame, durak: int | None, new_id: str) -> ChatGame:
     game.series = game.series.record(GameResult(durak, order))
     game, _ = flow.next_game(game, T0, game.game_id, new_id)
     assert game.games_played == 1
-    game, _ = flow.start(game, T0, new_id, [])
+    game, _ = flow.start(game, T0, new_id, 1, [])
     return game
 
 

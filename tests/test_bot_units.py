@@ -23,6 +23,7 @@ from engine import (
     legal_actions,
     view,
 )
+from engine.events import Took
 from locales import translator
 
 CHAT = -1009876543210
@@ -97,24 +98,24 @@ def test_lobby_operations() -> None:
     table = two_player_lobby()
     with pytest.raises(FlowError, match="already_joined"):
         flow.join(table, T0, GID, BOB)
-    table, _ = flow.add_ai(table, T0, GID, "easy", "Easy AI")
+    table, _ = flow.add_ai(table, T0, GID, 1, "easy", "Easy AI")
     assert [s.ai for s in table.seats] == [None, None, "easy"]
-    table, _ = flow.remove_ai(table, T0, GID)
-    table, _ = flow.change_option(table, T0, GID, "deck")
+    table, _ = flow.remove_ai(table, T0, GID, 1)
+    table, _ = flow.change_option(table, T0, GID, 1, "deck")
     assert table.rules.deck_size == 52
-    table, _ = flow.change_option(table, T0, GID, "transfer")
+    table, _ = flow.change_option(table, T0, GID, 1, "transfer")
     assert table.rules.transfer
     with pytest.raises(FlowError, match="stale"):
         flow.join(table, T0, "zzzzzz", Person(3, "C"))
     with pytest.raises(FlowError, match="waiting_dm"):
-        flow.start(table, T0, GID, ["Bob"])
-    table, _ = flow.start(table, T0, GID, [])
+        flow.start(table, T0, GID, 1, [BOB.user_id])
+    table, _ = flow.start(table, T0, GID, 1, [])
     assert table.phase == "playing" and table.state is not None
     assert table.turn_deadline == 60.0
 
 
 def test_moves_are_validated_and_stale_steps_refused() -> None:
-    table, _ = flow.start(two_player_lobby(), T0, GID, [])
+    table, _ = flow.start(two_player_lobby(), T0, GID, 1, [])
     state = table.engine_state()
     mover = next(p for p in range(2) if legal_actions(state, p))
     other = 1 - mover
@@ -136,7 +137,7 @@ def test_moves_are_validated_and_stale_steps_refused() -> None:
 
 
 def test_timeouts_move_for_the_player_and_hand_over_after_three() -> None:
-    table, _ = flow.start(two_player_lobby(), T0, GID, [])
+    table, _ = flow.start(two_player_lobby(), T0, GID, 1, [])
     now = 0.0
     handed = []
     for _ in range(10):
@@ -151,7 +152,7 @@ def test_timeouts_move_for_the_player_and_hand_over_after_three() -> None:
 
 
 def test_timeout_actions() -> None:
-    table, _ = flow.start(two_player_lobby(), T0, GID, [])
+    table, _ = flow.start(two_player_lobby(), T0, GID, 1, [])
     state = table.engine_state()
     leader = next(p for p in range(2) if legal_actions(state, p))
     v = view(state, leader)
@@ -165,7 +166,7 @@ def test_timeout_actions() -> None:
 
 
 def test_leaving_with_one_human_left_ends_the_game() -> None:
-    table, _ = flow.start(two_player_lobby(), T0, GID, [])
+    table, _ = flow.start(two_player_lobby(), T0, GID, 1, [])
     table, effects = flow.leave_game(table, at(5.0), GID, ANN.user_id)
     assert table.phase == "finished" and table.final_durak == 0
     assert {(d.user_id, d.durak, d.first) for d in effects.stats} == {(1, 1, 0), (2, 0, 0)}
@@ -173,7 +174,7 @@ def test_leaving_with_one_human_left_ends_the_game() -> None:
 
 def test_rendering_escapes_names_and_offers_only_legal_moves() -> None:
     tr = translator("en")
-    table, _ = flow.start(two_player_lobby(), T0, GID, [])
+    table, _ = flow.start(two_player_lobby(), T0, GID, 1, [])
     group = render.table_message(table, tr, "durak_bot")
     assert "Ann &lt;b&gt;" in group.text and "Ann <b>" not in group.text
     state = table.engine_state()
@@ -198,7 +199,7 @@ def test_rendering_escapes_names_and_offers_only_legal_moves() -> None:
 
 def test_lobby_render_has_every_label_and_rules_options() -> None:
     tr = translator("en")
-    content = render.lobby_message(two_player_lobby(), tr, "durak_bot", ["Bob"])
+    content = render.lobby_message(two_player_lobby(), tr, "durak_bot", [BOB.user_id])
     labels = [b.text for row in content.markup.inline_keyboard for b in row]  # type: ignore[union-attr]
     for word in (
         "Join",
@@ -221,7 +222,7 @@ def test_big_tables_stay_within_telegram_limits() -> None:
     table = lobby("x" * 300, Person(1, "n" * 200), Rules(deck_size=52))
     for uid in range(2, 7):
         table, _ = flow.join(table, T0, GID, Person(uid, "n" * 200))
-    table, _ = flow.start(table, T0, GID, [])
+    table, _ = flow.start(table, T0, GID, 1, [])
     tr = translator("en")
     assert len(render.table_message(table, tr, "b").text) <= 4096
     for seat in range(6):
@@ -245,13 +246,13 @@ async def test_hard_ai_thinks_in_a_process_pool() -> None:
 def four_seat_lobby() -> ChatGame:
     game = two_player_lobby()
     for level in ("easy", "normal"):
-        game, _ = flow.add_ai(game, T0, GID, level, level)  # type: ignore[arg-type]
+        game, _ = flow.add_ai(game, T0, GID, 1, level, level)  # type: ignore[arg-type]
     return game
 
 
 def test_partners_only_with_four_or_six_seats() -> None:
     tr = translator("en")
-    three, _ = flow.add_ai(two_player_lobby(), T0, GID, "easy", "Easy")
+    three, _ = flow.add_ai(two_player_lobby(), T0, GID, 1, "easy", "Easy")
     offered = [
         b.text
         for row in render.lobby_message(three, tr, "b", []).markup.inline_keyboard
@@ -259,17 +260,17 @@ def test_partners_only_with_four_or_six_seats() -> None:
     ]  # type: ignore[union-attr]
     assert not any(t.startswith("Partners") for t in offered)
     with pytest.raises(FlowError, match="partners_seats"):
-        flow.change_option(three, T0, GID, "partners")
-    four, _ = flow.add_ai(three.model_copy(deep=True), T0, GID, "easy", "Easy")
-    four, _ = flow.change_option(four, T0, GID, "partners")
+        flow.change_option(three, T0, GID, 1, "partners")
+    four, _ = flow.add_ai(three.model_copy(deep=True), T0, GID, 1, "easy", "Easy")
+    four, _ = flow.change_option(four, T0, GID, 1, "partners")
     assert four.rules.partners
     # Someone leaves: partners stays on (so it can be switched off) but cannot start.
-    five, _ = flow.add_ai(four.model_copy(deep=True), T0, GID, "easy", "Easy")
+    five, _ = flow.add_ai(four.model_copy(deep=True), T0, GID, 1, "easy", "Easy")
     shown = render.lobby_message(five, tr, "b", [])
     assert "Partners: on" in [b.text for row in shown.markup.inline_keyboard for b in row]  # type: ignore[union-attr]
     with pytest.raises(FlowError, match="partners_seats"):
-        flow.start(five, T0, GID, [])
-    game, _ = flow.start(four, T0, GID, [])
+        flow.start(five, T0, GID, 1, [])
+    game, _ = flow.start(four, T0, GID, 1, [])
     text = render.table_message(game, tr, "b").text
     assert "team A" in text and "team B" in text
 
@@ -305,6 +306,78 @@ def test_each_lobby_option_cycles_through_its_values_and_shows_them() -> None:
                 if b.callback_data == callbacks.encode_group(GID, option.op)
             ]
             assert len(labels) == 1 and labels[0] in render.rules_summary(game, tr)
-            game, _ = flow.change_option(game, T0, GID, option.op)
+            game, _ = flow.change_option(game, T0, GID, 1, option.op)
         assert sorted(map(str, seen)) == sorted(map(str, option.values))
         assert option.current(game.rules) == seen[0]
+
+
+def test_a_tap_from_an_older_keyboard_counts_while_its_move_is_still_legal() -> None:
+    carol = Person(3, "Carol")
+    for n in range(60):
+        gid = f"st{n:04d}"
+        game, _ = flow.new_lobby(None, T0, CHAT, "Club", ANN, gid)
+        for person in (BOB, carol):
+            game, _ = flow.join(game, T0, gid, person)
+        game, _ = flow.start(game, T0, gid, 1, [])
+        state = game.engine_state()
+        leader = state.attacker
+        lead = next(a for a in legal_actions(state, leader) if isinstance(a, Attack))
+        uid = {i: s.user_id or 0 for i, s in enumerate(game.seats)}
+        game, _ = flow.play(game, T0, gid, uid[leader], 0, lead)
+        with pytest.raises(FlowError, match="moved_on"):  # a double tap: the card is gone
+            flow.play(game.model_copy(deep=True), T0, gid, uid[leader], 0, lead)
+        state = game.engine_state()
+        defender = state.defender
+        adders = [
+            (p, a)
+            for p in range(3)
+            if p != defender
+            for a in legal_actions(state, p)
+            if isinstance(a, Attack)
+        ]
+        if Take() not in legal_actions(state, defender) or not adders:
+            continue
+        seat, throw_in = adders[0]
+        game, _ = flow.play(game, T0, gid, uid[seat], 1, throw_in)
+        # The defender's Take from the keyboard of step 1: the table moved on, still legal.
+        game, _ = flow.play(game, T0, gid, uid[defender], 1, Take())
+        took = [e for e in game.engine_state().all_events() if isinstance(e, Took)]
+        assert [e.player for e in took] == [defender]
+        return
+    raise AssertionError("no game with a throw-in before the defender moved")
+
+
+def test_the_group_message_is_the_same_whoever_holds_the_hidden_cards() -> None:
+    tr = translator("en")
+    game = lobby()
+    for person in (BOB, Person(3, "Carol")):
+        game, _ = flow.join(game, T0, GID, person)
+    game, _ = flow.start(game, T0, GID, 1, [])
+    for _ in range(4):  # a few moves in, so the table and the events are not empty
+        state = game.engine_state()
+        seat = next(p for p in range(3) if legal_actions(state, p))
+        uid = game.seats[seat].user_id or 0
+        game, _ = flow.play(game, T0, GID, uid, state.step, legal_actions(state, seat)[0])
+    data = game.state or {}
+    hands = [list(h) for h in data["hands"]]
+    # Swap one card between two hands (same sizes, same public history).
+    hands[0][0], hands[1][0] = hands[1][0], hands[0][0]
+    other = game.model_copy(deep=True)
+    other.state = {**data, "hands": hands}
+    assert render.table_message(other, tr, "b").text == render.table_message(game, tr, "b").text
+    assert render.hand_message(other, 0, tr).text != render.hand_message(game, 0, tr).text
+
+
+def test_hand_modes_follow_the_step_and_stay_bounded() -> None:
+    from bot.hand_modes import HandModes
+
+    game, _ = flow.start(two_player_lobby(), T0, GID, 1, [])
+    modes = HandModes(limit=3)
+    modes.set(CHAT, ANN.user_id, GID, 0, ("leave", 0))
+    assert modes.current(game, ANN.user_id) == ("leave", 0)
+    modes.set(CHAT, ANN.user_id, GID, 7, ("leave", 0))  # another step: no longer applies
+    assert modes.current(game, ANN.user_id) is None and len(modes) == 0
+    for user in range(10):
+        modes.set(CHAT, user, GID, 0, ("pick", 5))
+    assert len(modes) == 3 and modes.current(game, 9) == ("pick", 5)
+    assert modes.current(game, 0) is None

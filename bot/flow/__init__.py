@@ -11,6 +11,7 @@ toast.
 """
 
 from bot.flow.common import (
+    LOBBY_LIFETIME,
     Announcement,
     Effects,
     FlowError,
@@ -21,9 +22,13 @@ from bot.flow.common import (
     game_seed,
 )
 from bot.flow.lobby import (
+    CREATOR_AWAY,
+    DM_DEADLINE,
     add_ai,
     cancel,
     change_option,
+    creator_away,
+    drop_unreachable,
     first_dealer,
     join,
     leave_lobby,
@@ -46,9 +51,13 @@ from bot.flow.turns import (
     schedule,
     take_back_seat,
     timeout_action,
+    waiting,
 )
 
 __all__ = [
+    "CREATOR_AWAY",
+    "DM_DEADLINE",
+    "LOBBY_LIFETIME",
     "TIMEOUTS_BEFORE_HANDOVER",
     "Announcement",
     "Effects",
@@ -62,6 +71,8 @@ __all__ = [
     "ai_turn",
     "cancel",
     "change_option",
+    "creator_away",
+    "drop_unreachable",
     "finish",
     "first_dealer",
     "fresh_lobby",
@@ -83,4 +94,5 @@ __all__ = [
     "start",
     "take_back_seat",
     "timeout_action",
+    "waiting",
 ]

@@ -15,6 +15,9 @@ from typing import Any
 from bot.records import ChatGame
 from bot.storage import StatDelta
 
+LOBBY_LIFETIME = 2 * 3600.0
+"""Seconds a lobby stays open (storage should expire its key then: ``lobby_expires_at``)."""
+
 
 @dataclass(frozen=True)
 class Timing:

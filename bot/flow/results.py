@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.flow.common import Effects, FlowError, Moment, Outcome, Person
+from bot.flow.common import LOBBY_LIFETIME, Effects, FlowError, Moment, Outcome, Person
 from bot.records import ChatGame, Seat
 from bot.storage import StatDelta
 from engine import GameResult, State, result
@@ -54,7 +54,13 @@ def next_game(game: ChatGame | None, moment: Moment, game_id: str, new_game_id: 
     if game.phase != "finished":
         raise FlowError("toast.game_running")
     seats = [
-        Seat(user_id=s.user_id, name=s.name, lang=s.lang, ai=None if s.user_id else s.ai)
+        Seat(
+            user_id=s.user_id,
+            name=s.name,
+            lang=s.lang,
+            ai=None if s.user_id else s.ai,
+            joined_at=moment.now,
+        )
         for s in game.seats
         if not s.left
     ]
@@ -73,6 +79,8 @@ def next_game(game: ChatGame | None, moment: Moment, game_id: str, new_game_id: 
             "final_order": [],
             "final_durak": None,
             "final_losing_team": None,
+            "lobby_expires_at": moment.now + LOBBY_LIFETIME,
+            "creator_seen_at": moment.now,
             "forced_durak": None,
             "ended_early": False,
             "auto_steps": [],
@@ -99,6 +107,10 @@ def fresh_lobby(
         chat_title=game.chat_title,
         creator_id=opener.user_id,
         rules=game.rules,
-        seats=[Seat(user_id=opener.user_id, name=opener.name, lang=opener.lang)],
+        seats=[
+            Seat(user_id=opener.user_id, name=opener.name, lang=opener.lang, joined_at=moment.now)
+        ],
+        lobby_expires_at=moment.now + LOBBY_LIFETIME,
+        creator_seen_at=moment.now,
     )
     return lobby, Effects()

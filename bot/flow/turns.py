@@ -28,6 +28,12 @@ AUTO_STEPS_KEPT = 40
 """Automatic moves remembered for the log's ⏱ marks (the log shows two bouts at most)."""
 
 
+def waiting(state: State) -> tuple[int, ...]:
+    """Seats the game may wait on now, for scheduling: it uses the hidden hands (who
+    holds a card to throw in), so it drives timers and never reaches a message."""
+    return waiting_for(state)
+
+
 def _must_move(state: State) -> set[int]:
     """The seat the game cannot go on without (the leader or the defender), if any."""
     player = must_act(state).player
@@ -43,12 +49,16 @@ def _playing(game: ChatGame | None, game_id: str) -> tuple[ChatGame, State]:
 def play(
     game: ChatGame | None, moment: Moment, game_id: str, user_id: int, step: int, action: Action
 ) -> Outcome:
-    """A human's move from a hand button."""
+    """A human's move from a hand button made at ``step``."""
     game, state, seat = _seat_in_game(game, game_id, user_id)
     if game.seats[seat].computer:
         raise FlowError("toast.not_in_game")
-    if step != state.step:
-        raise FlowError("toast.stale")
+    # A tap from an older keyboard still counts while its move is legal now: the
+    # step only tells a tap that no longer fits (the table moved on) from a wrong one.
+    if step > state.step:
+        raise FlowError("toast.stale")  # no keyboard of ours shows a step to come
+    if step < state.step and action not in legal_actions(state, seat):
+        raise FlowError("toast.moved_on")
     try:
         after = apply(state, seat, action)
     except IllegalActionError:
@@ -80,7 +90,7 @@ def ai_turn(game: ChatGame, now: float) -> tuple[int, PlayerView] | None:
     if game.phase != "playing" or game.ai_due is None or game.ai_due > now + 1e-6:
         return None
     state = game.engine_state()
-    for seat in waiting_for(state):
+    for seat in waiting(state):
         if game.seats[seat].computer:
             return seat, view(state, seat)
     return None
@@ -114,7 +124,7 @@ def on_timeout(game: ChatGame | None, moment: Moment) -> Outcome:
     start_state = state
     effects = Effects()
     must = _must_move(state)
-    for seat in waiting_for(state):
+    for seat in waiting(state):
         info = game.seats[seat]
         if not info.human:
             continue
@@ -207,8 +217,7 @@ def schedule(game: ChatGame, state: State, moment: Moment) -> None:
     if state.over or game.phase != "playing":
         game.turn_deadline = game.ai_due = game.reminder_due = None
         return
-    # The server may know who could throw in (it holds every hand); nobody is shown it.
-    seats = waiting_for(state)
+    seats = waiting(state)
     if state.step != game.last_seen_step:
         game.last_seen_step = state.step
         human = any(game.seats[s].human for s in seats)

@@ -11,7 +11,7 @@ from bot.render.language import language_picker
 from bot.render.lobby import cancelled, lobby_message, rules_summary
 from bot.render.results import results_message
 from bot.render.stats import group_stats, user_stats
-from bot.render.table import table_message
+from bot.render.table import latest_change, table_message
 
 __all__ = [
     "MAX_TEXT",
@@ -22,6 +22,7 @@ __all__ = [
     "hand_closed",
     "hand_message",
     "language_picker",
+    "latest_change",
     "lobby_message",
     "results_message",
     "rules_summary",

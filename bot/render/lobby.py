@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from telegram import InlineKeyboardButton
 
 from bot import callbacks
@@ -29,8 +31,9 @@ def rules_summary(game: ChatGame, tr: Translator) -> Html:
 
 
 def lobby_message(
-    game: ChatGame, tr: Translator, bot_username: str, unreachable: list[str]
+    game: ChatGame, tr: Translator, bot_username: str, unreachable: Collection[int]
 ) -> Rendered:
+    """The lobby; ``unreachable``: user ids the bot cannot write to in private yet."""
     lines: list[str] = [tr.t("lobby.title"), rules_summary(game, tr)]
     if game.games_played:
         lines.append(
@@ -45,8 +48,11 @@ def lobby_message(
     lines.append(tr.t("lobby.players", count=len(game.seats), max=seats))
     for i, seat in enumerate(game.seats, 1):
         lines.append(f"{i}. {seat_name(seat, tr)}")
-    if unreachable:
-        lines.append(tr.t("lobby.waiting_dm", names=", ".join(unreachable)))
+    waiting = [
+        s.shown_name for s in game.seats if s.user_id is not None and s.user_id in unreachable
+    ]
+    if waiting:
+        lines.append(tr.t("lobby.waiting_dm", names=", ".join(waiting)))
     lines.append(tr.t("lobby.hint"))
     lines += ["", how_to_play(tr.lang)]
     gid = game.game_id
@@ -60,7 +66,7 @@ def lobby_message(
         if o.offered(game.rules, len(game.seats))
     ]
     rows: list[list[InlineKeyboardButton]] = []
-    if unreachable:
+    if waiting:
         # First: without it the game cannot start.
         url = deep_link(bot_username, f"g{game.chat_id}")
         rows.append([InlineKeyboardButton(tr.t("lobby.open_dm"), url=url)])
@@ -72,6 +78,8 @@ def lobby_message(
     # Rows as full as each language's labels allow, so no value is ever cut off.
     rows += pack(options, 2)
     rows += pack([b(tr.t("lobby.start"), "start"), b(tr.t("lobby.cancel"), "cancel")])
+    if waiting:
+        rows += pack([b(tr.t("lobby.drop_unreachable"), "drop_unreachable")])
     return Rendered("\n".join(lines), markup(rows))
 
 

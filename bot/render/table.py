@@ -3,6 +3,8 @@ whose move it is (and for how long) and every move of this bout and the previous
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Sequence
 
 from telegram import InlineKeyboardButton
@@ -10,11 +12,13 @@ from telegram import InlineKeyboardButton
 from bot.records import ChatGame
 from bot.render import faces
 from bot.render.common import TEAM_NAMES, Rendered, markup, seat_name, with_clock
-from bot.render.log import bouts, coalesce
+from bot.render.log import bouts, coalesce, event_line
 from bot.render.results import results_message
 from bot.render.turn import clock, turn_line
 from engine import Card, public_view
 from locales import Translator
+
+_TAGS = re.compile(r"<[^<>]*>")
 
 
 def pairs_text(pairs: Sequence[tuple[Card, Card | None]], tr: Translator) -> str:
@@ -22,6 +26,19 @@ def pairs_text(pairs: Sequence[tuple[Card, Card | None]], tr: Translator) -> str
     return "  ".join(
         f"{faces.card(tr, a)}/{faces.card(tr, d) if d is not None else '…'}" for a, d in pairs
     )
+
+
+def latest_change(game: ChatGame, tr: Translator) -> str:
+    """The latest move on the table as plain text (for a toast), or "" if none."""
+    if game.state is None:
+        return ""
+    v = public_view(game.engine_state())
+    names = [seat_name(s, tr) for s in game.seats]
+    for event in reversed(v.history):
+        line = event_line(event, names, tr)
+        if line is not None:
+            return html.unescape(_TAGS.sub("", line))
+    return ""
 
 
 def table_message(

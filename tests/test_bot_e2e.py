@@ -367,7 +367,7 @@ async def test_stats_help_rules_language_after_a_game(make_harness: Any) -> None
         await play_out(h, GROUP, [ANN, BOB])
         await h.emu.user_sends(BOB, GROUP, "/stats")
         stats = await h.wait_text(GROUP, "Statistics")
-        assert "Ann: 1 ·" in stats.text and "Bob: 1 ·" in stats.text
+        assert "Ann — 1 game ·" in stats.text and "Bob — 1 game ·" in stats.text
         await h.emu.user_sends(ANN, ANN, "/stats")
         mine = await h.wait_text(ANN, "Your games: 1")
         assert "Times durak" in mine.text
@@ -375,7 +375,7 @@ async def test_stats_help_rules_language_after_a_game(make_harness: Any) -> None
         await h.wait_text(GROUP, "/newgame")
         await h.emu.user_sends(BOB, GROUP, "/rules")
         await h.wait_text(GROUP, "I sent you the rules")
-        await h.emu.wait_for(lambda: len(h.emu.messages(BOB)) > 4)
+        await h.wait_text(BOB, "Durak in brief")  # the short rules, with a Full rules button
         await h.emu.user_sends(BOB, GROUP, "/language")
         picker = await h.wait_text(GROUP, "Choose the language")
         answer = await press(h, BOB, GROUP, picker.message_id, text="Deutsch")
@@ -526,7 +526,7 @@ async def test_partners_two_against_two_to_the_end(make_harness: Any) -> None:
         assert not any(
             t.startswith("Partners") for t in buttons_of(h.group_message(GROUP, "Players"))
         )
-        answer = await press(h, ANN, GROUP, lobby.message_id, text="Add AI: Normal")
+        answer = await press(h, ANN, GROUP, lobby.message_id, text="+ AI Normal")
         assert answer.text is None
         await h.wait_text(GROUP, "4. 🤖 Normal AI")
         await press(h, ANN, GROUP, lobby.message_id, text="Partners: off")

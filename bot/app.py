@@ -52,7 +52,9 @@ def build_application(
         idle_ttl=settings.idle_ttl,
         settings_ttl=settings.settings_ttl,
     )
-    timing = Timing(settings.turn_timeout, settings.ai_delay, settings.notify_quiet)
+    timing = Timing(
+        settings.turn_timeout, settings.ai_delay, settings.notify_quiet, settings.throw_in_window
+    )
     games = Games(storage, timing, AiRunner(ai_processes), clock=clock)
 
     async def post_init(app: Application[Any, Any, Any, Any, Any, Any]) -> None:

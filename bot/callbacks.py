@@ -25,6 +25,7 @@ GroupOp = str
 _SEAT_AND_GAME_CODES: Final[dict[str, GroupOp]] = {
     "j": "join", "l": "leave", "e": "ai_easy", "n": "ai_normal", "h": "ai_hard",
     "s": "start", "x": "cancel", "N": "new", "R": "remove_ai", "u": "drop_unreachable",
+    "L": "lobby",
 }  # fmt: skip
 _GROUP_CODES: Final[dict[str, GroupOp]] = {
     **_SEAT_AND_GAME_CODES,
@@ -38,6 +39,7 @@ HandOp = Literal["move", "pick", "back", "leave", "leave_yes", "take_back"]
 
 _GROUP_RE: Final = re.compile(r"g:([a-z0-9]{6}):([A-Za-z])")
 _LANG_RE: Final = re.compile(r"l:([a-z]{2})")
+_RULES_RE: Final = re.compile(r"r:(-?\d{1,20})")
 _HAND_RE: Final = re.compile(r"h:(-?\d{1,20}):([a-z0-9]{6}):(\d{1,7}):([a-zA-Z])([a-zA-Z]{0,6})")
 
 
@@ -68,7 +70,14 @@ class HandButton:
     """For ``pick``: the chosen card, whose target is asked next."""
 
 
-Button = GroupButton | LanguageButton | HandButton
+@dataclass(frozen=True)
+class RulesButton:
+    """The full rules of the game in chat ``chat_id`` (0: the default options)."""
+
+    chat_id: int
+
+
+Button = GroupButton | LanguageButton | HandButton | RulesButton
 
 
 def _c(card: int) -> str:
@@ -87,6 +96,10 @@ def _checked(data: str) -> str:
 
 def encode_group(game_id: str, op: GroupOp) -> str:
     return _checked(f"g:{game_id}:{_GROUP_OPS[op]}")
+
+
+def encode_rules(chat_id: int) -> str:
+    return _checked(f"r:{chat_id}")
 
 
 def encode_language(lang: str) -> str:
@@ -139,6 +152,8 @@ def decode(data: str) -> Button:
         return GroupButton(m[1], op)
     if m := _LANG_RE.fullmatch(data):
         return LanguageButton(m[1])
+    if m := _RULES_RE.fullmatch(data):
+        return RulesButton(int(m[1]))
     if m := _HAND_RE.fullmatch(data):
         return _decode_hand(int(m[1]), m[2], int(m[3]), m[4], m[5])
     raise CallbackError("unknown button")

@@ -44,6 +44,9 @@ class Settings(BaseSettings):
     """text: one readable line per event; json: one JSON object per line, for log shippers."""
     turn_timeout: float = Field(60.0, gt=0)
     """Seconds a player has for a move before the bot moves for them."""
+    throw_in_window: float = Field(7.0, gt=0)
+    """Seconds attackers have to add cards once the defender is done (all beaten, or
+    taking); then they pass automatically. Capped by TURN_TIMEOUT."""
     ai_delay: float = Field(1.2, ge=0)
     """Seconds a computer player 'thinks' before it moves, so the table is readable."""
     bot_api_timeout: float = Field(30.0, gt=0)

@@ -17,7 +17,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from telegram import CallbackQuery, Chat, Update, User
+from telegram import (
+    CallbackQuery,
+    Chat,
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    Update,
+    User,
+)
 from telegram.constants import ChatMemberStatus, ChatType
 from telegram.error import TelegramError
 from telegram.ext import (
@@ -30,16 +37,24 @@ from telegram.ext import (
 )
 
 from bot import callbacks, flow, render
-from bot.callbacks import CallbackError, GroupButton, HandButton, LanguageButton
+from bot.callbacks import CallbackError, GroupButton, HandButton, LanguageButton, RulesButton
 from bot.flow import FlowError, Person
 from bot.lobby_options import LOBBY_OPTIONS, Who
 from bot.names import short_name
-from bot.records import AI_LEVELS, AiLevel
+from bot.records import AI_LEVELS, AiLevel, ChatGame
 from bot.render import Rendered
 from bot.service import Games
 from bot.storage import Storage
 from engine import Beat, Rules, legal_actions
-from locales import SUPPORTED, Translator, how_to_play, language_name, negotiate, rules_text
+from locales import (
+    SUPPORTED,
+    Translator,
+    how_to_play,
+    language_name,
+    negotiate,
+    rules_short,
+    rules_text,
+)
 from locales import translator as get_translator
 
 log = logging.getLogger(__name__)
@@ -104,6 +119,7 @@ class Handlers:
             "cancel": GroupAction(self.cancel, "closer"),
             "drop_unreachable": GroupAction(self.drop_unreachable, "manager"),
             "new": GroupAction(self.next_game),
+            "lobby": GroupAction(self.fresh_lobby),
         }
         for level in AI_LEVELS:
             actions[f"ai_{level}"] = GroupAction(self.add_ai, "manager")
@@ -233,18 +249,49 @@ class Handlers:
         self.games.box.say(chat.id, content)
 
     async def rules(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """The rules in brief, with a button for the full text: in a group, of its lobby
+        or game; in private, of the reader's current game (the default when none)."""
         chat, user = update.effective_chat, update.effective_user
         if chat is None or user is None:
             return
         tr = await self.chat_tr(chat, user)
-        # The options of the open lobby, the running game or the next one in this group.
-        game = None if chat.type == ChatType.PRIVATE else await self.storage.load_table(chat.id)
+        if chat.type == ChatType.PRIVATE:
+            game = await self.current_game(user.id)
+        else:
+            game = await self.storage.load_table(chat.id)
         rules = game.rules if game is not None else Rules()
         target, lang = chat.id, tr.lang
         if chat.type != ChatType.PRIVATE and (await self.storage.user(user.id)).dm_open:
-            # The long text goes to the private chat, in the reader's own language.
+            # The text goes to the private chat, in the reader's own language.
             target, lang = user.id, (await self.user_tr(user.id, user.language_code)).lang
             self.say(chat.id, tr.t("rules.sent_dm", name=short_name(user.full_name)))
+        full = callbacks.encode_rules(game.chat_id if game is not None else 0)
+        button = InlineKeyboardButton(
+            get_translator(lang).t("rules.full_button"), callback_data=full
+        )
+        self.games.box.say(
+            target, Rendered(rules_short(rules, lang), InlineKeyboardMarkup([[button]]))
+        )
+
+    async def current_game(self, user_id: int) -> ChatGame | None:
+        """The running game ``user_id`` plays in, if any (a rare command: a scan is fine)."""
+        for chat_id in await self.storage.running_chats():
+            game = await self.storage.load_table(chat_id)
+            if game is not None and game.phase == "playing" and game.seat_of(user_id) is not None:
+                return game
+        return None
+
+    async def full_rules(self, query: CallbackQuery, button: RulesButton) -> str | None:
+        message = query.message
+        if message is None:
+            raise FlowError("toast.stale")
+        game = await self.storage.load_table(button.chat_id) if button.chat_id else None
+        rules = game.rules if game is not None else Rules()
+        user = query.from_user
+        if message.chat.type == ChatType.PRIVATE:
+            lang = (await self.user_tr(user.id, user.language_code)).lang
+        else:
+            lang = (await self.games.group_translator(message.chat.id)).lang
         texts = rules_text(
             rules,
             lang,
@@ -252,7 +299,8 @@ class Handlers:
             max_timeouts=flow.TIMEOUTS_BEFORE_HANDOVER,
         )
         for text in texts:
-            self.say(target, text)
+            self.say(message.chat.id, text)
+        return None
 
     async def language(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         chat, user = update.effective_chat, update.effective_user
@@ -295,6 +343,8 @@ class Handlers:
                 toast = await self.group_button(query, decoded, context)
             elif isinstance(decoded, HandButton):
                 toast = await self.hand_button(query, decoded)
+            elif isinstance(decoded, RulesButton):
+                toast = await self.full_rules(query, decoded)
             else:
                 toast = await self.language_button(query, decoded, context)
         except CallbackError:
@@ -394,6 +444,12 @@ class Handlers:
     async def next_game(self, tap: GroupTap) -> str | None:
         """The next game of the series (or a new one) in a new lobby."""
         await self.games.run(tap.chat_id, flow.next_game, tap.game_id, new_game_id())
+        return None
+
+    async def fresh_lobby(self, tap: GroupTap) -> str | None:
+        """An empty lobby with the finished game's rules, opened by the tapper."""
+        opener = person(tap.user, negotiate(tap.user.language_code))
+        await self.games.run(tap.chat_id, flow.fresh_lobby, tap.game_id, opener, new_game_id())
         return None
 
     async def hand_button(self, query: CallbackQuery, button: HandButton) -> str | None:

@@ -79,12 +79,21 @@ class ChatGame(BaseModel):
     lobby_message_id: int | None = None
     turn_deadline: float | None = None
     ai_due: float | None = None
+    reminder_due: float | None = None
+    """When the player the game cannot go on without gets one notifying reminder."""
+    reminded_step: int = -1
+    """The step whose player was reminded (their hand says so until they move)."""
     last_seen_step: int = -1
     final_order: list[int] = []
     final_durak: int | None = None
     final_losing_team: int | None = None
     """Partners games: the team (seat % 2) that lost; every member is a durak."""
     ended_early: bool = False
+    auto_steps: list[int] = []
+    """Recent steps whose move the bot made for a player whose time ran out (the log
+    marks them ⏱); only the last few are kept."""
+    started_at: float | None = None
+    finished_at: float | None = None
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 

@@ -84,10 +84,13 @@ class Games:
         if due is not None and game.phase == "playing":
             await self.scheduler.schedule(game.chat_id, due)
         self.box.refresh(game, effects.notify, effects.calm)
-        if effects.announce:
+        if effects.announce or effects.ended:
             tr = await self.group_translator(game.chat_id)
             for note in effects.announce:
                 self.box.say(game.chat_id, Rendered(tr.t(note.key, **note.kwargs)))
+            if effects.ended:
+                # A new message, so the group is notified of the ending.
+                self.box.say(game.chat_id, render.results_message(game, tr))
 
     # --- hand modes -------------------------------------------------------------------------
 
@@ -121,6 +124,8 @@ class Games:
                 await self.run(chat_id, flow.ai_move, game.game_id, seat, view.step, action)
             elif game.turn_deadline is not None and game.turn_deadline <= now:
                 await self.run(chat_id, flow.on_timeout)
+            elif game.reminder_due is not None and game.reminder_due <= now:
+                await self.run(chat_id, flow.remind)
         await self.ensure_timer(chat_id)
 
     async def ensure_timer(self, chat_id: int) -> None:
@@ -163,7 +168,7 @@ class Games:
             return render.lobby_message(game, tr, self.bot_username, await self.unreachable(game))
         if game.phase == "cancelled":
             return render.cancelled(tr)
-        rendered = render.table_message(game, tr, self.bot_username)
+        rendered = render.table_message(game, tr, self.bot_username, now=self.clock())
         if self.app_buttons is not None:
             rendered = self.app_buttons.group(game, rendered, tr, self.bot_username)
         return rendered
@@ -174,13 +179,18 @@ class Games:
         chosen = (await self.storage.user(info.user_id)).lang if info.user_id else None
         tr = translator(negotiate(chosen or info.lang))
         if info.left:
-            return render.hand_closed(game, tr)
+            return render.hand_closed(game, tr, seat)
         mode = self.modes.current(game, info.user_id) if info.user_id is not None else None
         pick = Card(mode[1]) if mode is not None and mode[0] == "pick" else None
 
         def full() -> Rendered:
             return render.hand_message(
-                game, seat, tr, pick=pick, confirm_leave=mode is not None and mode[0] == "leave"
+                game,
+                seat,
+                tr,
+                pick=pick,
+                confirm_leave=mode is not None and mode[0] == "leave",
+                now=self.clock(),
             )
 
         if self.app_buttons is not None:

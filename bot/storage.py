@@ -249,6 +249,8 @@ class Storage:
                             chat_id, key = moved, table_key(moved)
                             await pipe.unwatch()  # type: ignore[no-untyped-call]
                             continue
+                    # Read before ``change``: flow operations change the record in place.
+                    before = current.phase if current is not None else None
                     write = change(current)
                     if write.table is None:
                         await pipe.unwatch()  # type: ignore[no-untyped-call]
@@ -276,7 +278,6 @@ class Storage:
                 except WatchError:
                     metrics.storage_conflict()
                     continue
-            before = current.phase if current is not None else None
             await self._after_write(write, phase_changed=before != write.table.phase)
             return write.value
         raise StorageConflict(f"table of chat {chat_id} kept changing")

@@ -1,6 +1,6 @@
 """The language layer: every user-visible text, one gettext catalogue set per language.
 
-``translator(lang)`` gives the UI strings (``t``/``n``, cards); ``rules_text`` and
+``translator(lang)`` gives the UI strings (``t``/``n``, cards); ``rules_text``, ``rules_short`` and
 ``how_to_play`` build the rule texts. See ``locales/README.md`` for translators.
 """
 
@@ -19,6 +19,7 @@ from locales.i18n import (
 from locales.rules_text import (
     MAX_MESSAGE_LENGTH,
     how_to_play,
+    rules_short,
     rules_text,
     split_messages,
     telegram_length,
@@ -37,6 +38,7 @@ __all__ = [
     "how_to_play",
     "language_name",
     "negotiate",
+    "rules_short",
     "rules_text",
     "split_messages",
     "telegram_length",

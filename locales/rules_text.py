@@ -242,6 +242,25 @@ def _rules_text(rules: Rules, lang: str, turn_timeout: int, max_timeouts: int) -
     return tuple(split_messages(writer.sections()))
 
 
+SHORT_LIMIT: Final = 900
+"""The short /rules stays within this many visible characters (a phone screen)."""
+
+
+def rules_short(rules: Rules, lang: str) -> str:
+    """The rules in brief: the goal, a bout, beating, taking, and this table's options."""
+    tr = translator(lang)
+    t = tr.t
+    low = tr.rank(LOWEST_RANK[rules.deck_size])
+    options = [
+        t("rules.options.deck", count=rules.deck_size, low=low, ace=tr.rank(_ACE)),
+        t(f"rules.options.variant.{rules.variant}"),
+        t(f"rules.options.throw_in.{rules.throw_in}"),
+    ]
+    if rules.trump_swap:
+        options.append(t("rules.options.swap.on", rank=low))
+    return "\n".join((t("rules.short.title"), t("rules.short.body"), "", *options))
+
+
 def how_to_play(lang: str) -> str:
     """The short "how to play" for the lobby (HTML, a few hundred characters)."""
     return translator(lang).t("rules.howto")

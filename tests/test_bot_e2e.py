@@ -46,7 +46,7 @@ async def test_two_humans_play_a_full_game(make_harness: Any) -> None:
         assert table.message_id == lobby.message_id  # the lobby became the table
         result = await play_out(h, GROUP, [ANN, BOB])
         assert "Durak" in result.text or "draw" in result.text
-        assert any(b["text"] == "New game" for row in result.buttons for b in row)
+        assert any(b["text"] == "Rematch" for row in result.buttons for b in row)
 
 
 def buttons_of(message: Any) -> list[str]:
@@ -58,7 +58,7 @@ async def lobby_with(h: Harness, humans: list[int], ais: list[str] = ()) -> Any:
     for uid in humans[1:]:
         await press(h, uid, GROUP, lobby.message_id, text="Join")
     for level in ais:
-        await press(h, humans[0], GROUP, lobby.message_id, text=f"Add AI: {level}")
+        await press(h, humans[0], GROUP, lobby.message_id, text=f"+ AI {level}")
     return lobby
 
 
@@ -81,7 +81,7 @@ async def test_six_seats_three_humans_three_computers(make_harness: Any) -> None
         await open_dms(h, ANN, BOB, CAROL)
         lobby = await lobby_with(h, [ANN, BOB, CAROL], ["Easy", "Easy", "Normal"])
         await h.wait_text(GROUP, "6. 🤖 Normal AI")
-        await press(h, BOB, GROUP, lobby.message_id, text="Add AI: Easy")  # a 7th seat
+        await press(h, BOB, GROUP, lobby.message_id, text="+ AI Easy")  # a 7th seat
         answer = await press(h, ANN, GROUP, lobby.message_id, text="Start")
         assert answer.text is None
         result = await play_out(h, GROUP, [ANN, BOB, CAROL])
@@ -374,7 +374,7 @@ async def test_stats_help_rules_language_after_a_game(make_harness: Any) -> None
         await play_out(h, GROUP, [ANN, BOB])
         await h.emu.user_sends(BOB, GROUP, "/stats")
         stats = await h.wait_text(GROUP, "Statistics")
-        assert "Ann: 1 ·" in stats.text and "Bob: 1 ·" in stats.text
+        assert "Ann — 1 game ·" in stats.text and "Bob — 1 game ·" in stats.text
         await h.emu.user_sends(ANN, ANN, "/stats")
         mine = await h.wait_text(ANN, "Your games: 1")
         assert "Times durak" in mine.text
@@ -382,7 +382,7 @@ async def test_stats_help_rules_language_after_a_game(make_harness: Any) -> None
         await h.wait_text(GROUP, "/newgame")
         await h.emu.user_sends(BOB, GROUP, "/rules")
         await h.wait_text(GROUP, "I sent you the rules")
-        await h.emu.wait_for(lambda: len(h.emu.messages(BOB)) > 4)
+        await h.wait_text(BOB, "Durak in brief")  # the short rules, with a Full rules button
         await h.emu.user_sends(BOB, GROUP, "/language")
         picker = await h.wait_text(GROUP, "Choose the language")
         answer = await press(h, BOB, GROUP, picker.message_id, text="Deutsch")
@@ -533,7 +533,7 @@ async def test_partners_two_against_two_to_the_end(make_harness: Any) -> None:
         assert not any(
             t.startswith("Partners") for t in buttons_of(h.group_message(GROUP, "Players"))
         )
-        answer = await press(h, ANN, GROUP, lobby.message_id, text="Add AI: Normal")
+        answer = await press(h, ANN, GROUP, lobby.message_id, text="+ AI Normal")
         assert answer.text is None
         await h.wait_text(GROUP, "4. 🤖 Normal AI")
         await press(h, ANN, GROUP, lobby.message_id, text="Partners: off")

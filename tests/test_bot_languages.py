@@ -27,7 +27,15 @@ from bot.app import GROUP_COMMANDS, PRIVATE_COMMANDS, publish_commands
 from bot.callbacks import GroupOp
 from bot.flow import TIMEOUTS_BEFORE_HANDOVER
 from engine import Rules
-from locales import DEFAULT, SUPPORTED, language_name, rules_text, translator, visible_text
+from locales import (
+    DEFAULT,
+    SUPPORTED,
+    language_name,
+    rules_short,
+    rules_text,
+    translator,
+    visible_text,
+)
 from locales.i18n import DOMAINS, load_catalog, message_texts
 
 pytestmark = pytest.mark.filterwarnings("ignore:Deprecated since version v22.2")
@@ -67,10 +75,14 @@ BUTTONS = (
     "hand.beat_with",
     "hand.transfer",
     "hand.swap",
+    "result.rematch",
+    "result.new_lobby",
+    "rules.full_button",
 )
 RANK = r"(?:10|[2-9]|[A-ZА-ЯЁ])"
-CARD = re.compile(rf"(?<!\w)({RANK})[♠♥♦♣]")
-CARDS_ONLY = re.compile(rf"{RANK}[♠♥♦♣](?: {RANK}[♠♥♦♣])*")
+SUIT = "[♠♥♦♣]\ufe0f?"  # red suits carry the emoji selector (issue 11)
+CARD = re.compile(rf"(?<!\w)({RANK}){SUIT}")
+CARDS_ONLY = re.compile(rf"{RANK}{SUIT}(?: {RANK}{SUIT})*")
 FACE_RANKS = {"en": "JQKA", "es": "JQKA", "pt": "JQKA", "de": "BDKA", "ru": "ВДКТ", "uk": "ВДКТ"}
 
 
@@ -299,8 +311,26 @@ async def press_op(h: Harness, user: int, chat: int, message_id: int, op: GroupO
     return await press(h, user, chat, message_id, data=data)
 
 
-async def wait_rules(h: Harness, chat_id: int, expected: list[str], after: int) -> None:
-    """``expected`` (HTML) arrived in ``chat_id`` as consecutive messages after ``after``."""
+async def wait_rules(
+    h: Harness, chat_id: int, expected: list[str], after: int, *, short: str, reader: int
+) -> None:
+    """The short rules (HTML) arrived in ``chat_id`` after ``after``; ``reader`` taps its
+    button and ``expected`` (the full rules) follows as consecutive messages."""
+    brief = await h.emu.wait_for(
+        lambda: next(
+            (
+                m
+                for m in h.emu.messages(chat_id)
+                if m.message_id > after and m.from_bot and m.text == shown(short)
+            ),
+            None,
+        ),
+        5,
+        what=f"the short rules in {chat_id}",
+    )
+    after = last_id(h, chat_id)
+    data = brief.buttons[0][0]["callback_data"]
+    await press(h, reader, chat_id, brief.message_id, data=data)
     want = [shown(text) for text in expected]
 
     def arrived() -> bool:
@@ -403,11 +433,15 @@ async def test_a_whole_game_has_no_english_left(
         await wait_new(h, GROUP, shown(tr.t("rules.sent_dm", name=scene.name)), mark)
         expected = rules_text(scene.rules, lang, turn_timeout=60, max_timeouts=3)
         assert (await h.table(GROUP)).rules == scene.rules
-        await wait_rules(h, PLAYER, expected, dm_mark)
-        # /rules in private: the default game.
+        short = rules_short(scene.rules, lang)
+        await wait_rules(h, PLAYER, expected, dm_mark, short=short, reader=PLAYER)
+        # /rules in private: the default game (no game is running).
         dm_mark = last_id(h, PLAYER)
         await h.emu.user_sends(PLAYER, PLAYER, "/rules")
-        await wait_rules(h, PLAYER, rules_text(Rules(), lang, turn_timeout=60), dm_mark)
+        default = rules_text(Rules(), lang, turn_timeout=60)
+        await wait_rules(
+            h, PLAYER, default, dm_mark, short=rules_short(Rules(), lang), reader=PLAYER
+        )
 
         for command, reply in (
             ("/stats", tr.t("stats.title")),
@@ -560,13 +594,16 @@ async def test_rules_follow_the_lobby_and_go_to_the_readers_private_chat(
         expected = rules_text(
             lobby_rules, "de", turn_timeout=60, max_timeouts=TIMEOUTS_BEFORE_HANDOVER
         )
-        await wait_rules(h, GRETA, expected, dm_mark)
+        short = rules_short(lobby_rules, "de")
+        await wait_rules(h, GRETA, expected, dm_mark, short=short, reader=GRETA)
         assert expected != rules_text(Rules(), "de", turn_timeout=60)
 
         # Amélie never opened a private chat: the rules go to the group, in its language.
         mark = last_id(h, FIRST)
         await h.emu.user_sends(AMELIE, FIRST, "/rules")
-        await wait_rules(h, FIRST, rules_text(lobby_rules, "es", turn_timeout=60), mark)
+        full = rules_text(lobby_rules, "es", turn_timeout=60)
+        short = rules_short(lobby_rules, "es")
+        await wait_rules(h, FIRST, full, mark, short=short, reader=AMELIE)
 
 
 async def test_command_menus_in_every_language(make_harness: Any) -> None:

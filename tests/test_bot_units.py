@@ -204,9 +204,9 @@ def test_lobby_render_has_every_label_and_rules_options() -> None:
     for word in (
         "Join",
         "Leave",
-        "Add AI: Easy",
-        "Add AI: Normal",
-        "Add AI: Hard",
+        "+ AI Easy",
+        "+ AI Normal",
+        "+ AI Hard",
         "Start",
         "Cancel",
         "Deck: 36",

@@ -263,7 +263,7 @@ async def test_play_a_game_against_two_ais_in_the_browser(sandbox: Sandbox, tmp_
         )
         text = await result.inner_text()
         assert en("result.durak", name="") in text
-        assert await result.locator("button[data-callback]").count() == 1  # "New game"
+        assert await result.locator("button[data-callback]").count() == 2  # Rematch, New lobby
         # The private hand closed: no move buttons left.
         hand_buttons = page.locator("#messages-private button[data-callback]")
         await hand_buttons.first.wait_for(state="detached")

@@ -38,7 +38,7 @@ from bot.flow.lobby import (
     remove_ai,
     start,
 )
-from bot.flow.results import finish, next_game, series_over
+from bot.flow.results import finish, fresh_lobby, next_game, series_over
 from bot.flow.turns import (
     TIMEOUTS_BEFORE_HANDOVER,
     ai_move,
@@ -47,6 +47,7 @@ from bot.flow.turns import (
     next_due,
     on_timeout,
     play,
+    remind,
     schedule,
     take_back_seat,
     timeout_action,
@@ -74,6 +75,7 @@ __all__ = [
     "drop_unreachable",
     "finish",
     "first_dealer",
+    "fresh_lobby",
     "game_seed",
     "join",
     "leave_game",
@@ -85,6 +87,7 @@ __all__ = [
     "on_timeout",
     "open_lobby",
     "play",
+    "remind",
     "remove_ai",
     "schedule",
     "series_over",

@@ -29,6 +29,8 @@ class Timing:
     """Seconds before a computer seat moves, so people can follow."""
     notify_quiet: float
     """A player idle longer than this gets a new (notifying) hand message."""
+    throw_in_window: float = 7.0
+    """Seconds attackers have to add cards once the defender is done."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,8 @@ class Effects:
     nothing to do now, so the edit can merge with the next one."""
     announce: list[Announcement] = field(default_factory=list)
     stats: list[StatDelta] = field(default_factory=list)
+    ended: bool = False
+    """The game just ended: the result goes to the group as a new message."""
 
 
 Outcome = tuple[ChatGame, Effects]

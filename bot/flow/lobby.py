@@ -218,6 +218,7 @@ def start(
     game.final_durak = None
     game.final_losing_team = None
     game.ended_early = False
+    game.started_at = moment.now
     for seat in game.seats:
         seat.timeouts = 0
         seat.last_active = moment.now

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from bot.flow.common import LOBBY_LIFETIME, Effects, FlowError, Moment, Outcome
+from bot.flow.common import LOBBY_LIFETIME, Effects, FlowError, Moment, Outcome, Person
 from bot.records import ChatGame, Seat
 from bot.storage import StatDelta
 from engine import GameResult, State, result
 
 
-def finish(game: ChatGame, state: State, effects: Effects, *, early: bool) -> None:
+def finish(
+    game: ChatGame, state: State, effects: Effects, *, early: bool, now: float | None = None
+) -> None:
     outcome = result(state) or GameResult(None, tuple(state.out))
     if game.forced_durak is not None:
         # The first to leave is this game's durak (with their team), whatever the cards say.
@@ -18,11 +20,13 @@ def finish(game: ChatGame, state: State, effects: Effects, *, early: bool) -> No
         team = durak % 2 if game.rules.partners else None
         outcome = GameResult(durak, (*order, *rest, durak), team)
     game.phase = "finished"
+    game.finished_at = now
+    effects.ended = True
     game.final_order = list(outcome.order)
     game.final_durak = outcome.durak
     game.final_losing_team = outcome.losing_team
     game.ended_early = early
-    game.turn_deadline = game.ai_due = None
+    game.turn_deadline = game.ai_due = game.reminder_due = None
     if game.series is not None:
         game.series = game.series.record(outcome)
     losers = outcome.losers
@@ -79,6 +83,34 @@ def next_game(game: ChatGame | None, moment: Moment, game_id: str, new_game_id: 
             "creator_seen_at": moment.now,
             "forced_durak": None,
             "ended_early": False,
+            "auto_steps": [],
+            "reminder_due": None,
+            "reminded_step": -1,
+            "started_at": None,
+            "finished_at": None,
         }
+    )
+    return lobby, Effects()
+
+
+def fresh_lobby(
+    game: ChatGame | None, moment: Moment, game_id: str, opener: Person, new_game_id: str
+) -> Outcome:
+    """ "New lobby" after a game: the presser opens it with the same rules, seats empty."""
+    if game is None or game.game_id != game_id:
+        raise FlowError("toast.stale")
+    if game.phase != "finished":
+        raise FlowError("toast.game_running")
+    lobby = ChatGame(
+        game_id=new_game_id,
+        chat_id=game.chat_id,
+        chat_title=game.chat_title,
+        creator_id=opener.user_id,
+        rules=game.rules,
+        seats=[
+            Seat(user_id=opener.user_id, name=opener.name, lang=opener.lang, joined_at=moment.now)
+        ],
+        lobby_expires_at=moment.now + LOBBY_LIFETIME,
+        creator_seen_at=moment.now,
     )
     return lobby, Effects()

@@ -22,6 +22,10 @@ from engine import (
 )
 
 TIMEOUTS_BEFORE_HANDOVER = 3
+REMIND_BEFORE = 15.0
+"""Seconds before a player's own turn times out that they get a notifying reminder."""
+AUTO_STEPS_KEPT = 40
+"""Automatic moves remembered for the log's ⏱ marks (the log shows two bouts at most)."""
 
 
 def waiting(state: State) -> tuple[int, ...]:
@@ -110,7 +114,8 @@ def timeout_action(v: PlayerView) -> Action | None:
 
 
 def on_timeout(game: ChatGame | None, moment: Moment) -> Outcome:
-    """Move for every human the game waited on past the deadline."""
+    """Move for every human the game waited on past the deadline (a throw-in window
+    closing passes for the attackers who let it go by)."""
     if game is None or game.phase != "playing" or game.turn_deadline is None:
         raise FlowError("toast.stale")
     if game.turn_deadline > moment.now + 1e-6:
@@ -130,6 +135,7 @@ def on_timeout(game: ChatGame | None, moment: Moment) -> Outcome:
             state = apply(state, seat, action)
         except IllegalActionError:
             continue
+        game.auto_steps = [*game.auto_steps, state.step][-AUTO_STEPS_KEPT:]
         if seat in must:
             info.timeouts += 1
             if info.timeouts >= TIMEOUTS_BEFORE_HANDOVER:
@@ -182,7 +188,7 @@ def leave_game(game: ChatGame | None, moment: Moment, game_id: str, user_id: int
     active_humans = [s for s in game.seats if s.human]
     had_computers = any(s.user_id is None for s in game.seats)
     if not active_humans or (len(active_humans) == 1 and not had_computers):
-        finish(game, state, effects, early=True)
+        finish(game, state, effects, early=True, now=moment.now)
         return game, effects
     schedule(game, state, moment)
     return game, effects
@@ -191,7 +197,7 @@ def leave_game(game: ChatGame | None, moment: Moment, game_id: str, user_id: int
 def _advance(game: ChatGame, before: State, after: State, moment: Moment, effects: Effects) -> None:
     game.state = after.to_dict()
     if after.over:
-        finish(game, after, effects, early=False)
+        finish(game, after, effects, early=False, now=moment.now)
         return
     newly = _must_move(after) - _must_move(before)
     for seat in newly:
@@ -203,15 +209,29 @@ def _advance(game: ChatGame, before: State, after: State, moment: Moment, effect
 
 
 def schedule(game: ChatGame, state: State, moment: Moment) -> None:
-    """Set the turn deadline (a human is waited on) and when a computer seat moves."""
+    """Set the turn deadline (a human is waited on) and when a computer seat moves.
+
+    Once the defender is done (every card beaten, or taking) only throw-ins are left:
+    the attackers who could add a card get a short window, not a whole turn, so one
+    inattentive player never stalls the table (and a long pause reveals nothing)."""
     if state.over or game.phase != "playing":
-        game.turn_deadline = game.ai_due = None
+        game.turn_deadline = game.ai_due = game.reminder_due = None
         return
     seats = waiting(state)
     if state.step != game.last_seen_step:
         game.last_seen_step = state.step
         human = any(game.seats[s].human for s in seats)
-        game.turn_deadline = moment.now + moment.timing.turn_timeout if human else None
+        window = moment.timing.turn_timeout
+        turn = must_act(state)
+        if turn.kind == "throw_in":
+            window = min(moment.timing.throw_in_window, window)
+        game.turn_deadline = moment.now + window if human else None
+        # A reminder only for a player's own turn, and only when the turn is long
+        # enough that it comes well after the move was asked for.
+        own = turn.player is not None and game.seats[turn.player].human
+        long_enough = window >= 3 * REMIND_BEFORE
+        due = game.turn_deadline
+        game.reminder_due = due - REMIND_BEFORE if own and long_enough and due else None
     if any(game.seats[s].computer for s in seats):
         if game.ai_due is None or game.ai_due <= moment.now:
             game.ai_due = moment.now + moment.timing.ai_delay
@@ -219,6 +239,24 @@ def schedule(game: ChatGame, state: State, moment: Moment) -> None:
         game.ai_due = None
 
 
+def remind(game: ChatGame | None, moment: Moment) -> Outcome:
+    """The player the game waits on gets their hand again as a new (notifying)
+    message that says the bot is about to move for them."""
+    if game is None or game.phase != "playing" or game.reminder_due is None:
+        raise FlowError("toast.stale")
+    if game.reminder_due > moment.now + 1e-6:
+        raise FlowError("toast.stale")
+    game.reminder_due = None
+    effects = Effects()
+    state = game.engine_state()
+    player = must_act(state).player
+    info = game.seats[player] if player is not None else None
+    if info is not None and info.human and info.user_id is not None:
+        game.reminded_step = state.step
+        effects.notify.add(info.user_id)
+    return game, effects
+
+
 def next_due(game: ChatGame) -> float | None:
-    dues = [d for d in (game.turn_deadline, game.ai_due) if d is not None]
+    dues = [d for d in (game.turn_deadline, game.ai_due, game.reminder_due) if d is not None]
     return min(dues) if dues else None

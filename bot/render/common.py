@@ -4,6 +4,7 @@ and seat names."""
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -29,13 +30,17 @@ class Rendered:
 
     text: str
     markup: InlineKeyboardMarkup | None = None
+    stable: str | None = None
+    """The text without its clock ("⏱ 42 s"), when it has one: a clock that ticked
+    is no reason for an edit, so the digest ignores it."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "text", fit(self.text))
 
     def digest(self) -> str:
         """Identifies the content, so an unchanged message is never edited."""
-        payload = self.text + repr(self.markup.to_dict() if self.markup else None)
+        text = self.text if self.stable is None else self.stable
+        payload = text + repr(self.markup.to_dict() if self.markup else None)
         return hashlib.blake2b(payload.encode(), digest_size=12).hexdigest()
 
 
@@ -94,3 +99,16 @@ def seat_name(seat: Seat, tr: Translator) -> Html:
 
 def deep_link(bot_username: str, payload: str) -> str:
     return f"https://t.me/{bot_username}?start={payload}"
+
+
+def seconds_left(deadline: float | None, now: float | None) -> int | None:
+    if deadline is None or now is None:
+        return None
+    return max(0, math.ceil(deadline - now))
+
+
+def with_clock(lines: list[str], clock: str, markup: InlineKeyboardMarkup | None) -> Rendered:
+    """A message whose ``clock`` (already somewhere in ``lines``) is left out of its digest."""
+    text = fit("\n".join(lines))
+    stable = text.replace(clock, "") if clock else None
+    return Rendered(text, markup, stable)

@@ -1,22 +1,50 @@
 """The hand message in a player's private chat: only what its owner may know
-(``engine.view``), with buttons for exactly the legal moves."""
+(``engine.view``): the table compactly, whose move it is and the time left, the other
+players' card counts, the own cards by suit, and buttons for exactly the legal moves."""
 
 from __future__ import annotations
 
-from telegram import InlineKeyboardButton
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot import callbacks
 from bot.records import ChatGame
-from bot.render.common import Rendered, chunks, markup
+from bot.render import faces
+from bot.render.common import Rendered, markup, seat_name
+from bot.render.labels import pack
+from bot.render.results import hand_result
 from bot.render.table import pairs_text
+from bot.render.turn import clock, turn_line
 from engine import Attack, Beat, Card, Pass, PlayerView, Swap, Take, Transfer, view
-from locales import Translator
+from locales import Html, Translator
 
-CARDS_PER_ROW = 4
+CARDS_PER_ROW = 8
+"""One suit per row: a card label (``10♥️``) is 4 wide, and 34 // 8 = 4."""
 
 
 def _button(label: str, data: str) -> InlineKeyboardButton:
     return InlineKeyboardButton(label, callback_data=data)
+
+
+class _Text:
+    """The hand's lines: the player's own (cards, prompt) and the table's context.
+
+    Only the own lines and the keyboard make the digest: the context (table, turn,
+    counts, clock) rides along whenever the hand is edited anyway, and never causes
+    an edit itself, so showing it costs no Bot API call."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.own: list[str] = []
+
+    def context(self, line: str) -> None:
+        self.lines.append(line)
+
+    def mine(self, line: str, clock: str = "") -> None:
+        self.lines.append(line + clock)
+        self.own.append(line)
+
+    def rendered(self, keyboard: InlineKeyboardMarkup | None = None) -> Rendered:
+        return Rendered("\n".join(self.lines), keyboard, stable="\n".join(self.own))
 
 
 def hand_message(
@@ -26,22 +54,36 @@ def hand_message(
     *,
     pick: Card | None = None,
     confirm_leave: bool = False,
+    now: float | None = None,
 ) -> Rendered:
     """The hand message of ``seat``: own cards, and buttons for exactly the legal moves."""
     if game.phase != "playing" or game.state is None:
-        return hand_closed(game, tr)
+        return hand_closed(game, tr, seat)
     state = game.engine_state()
     v = view(state, seat)
     cid, gid, step = game.chat_id, game.game_id, v.step
-    lines = [
-        tr.t("hand.header", group=game.chat_title or str(cid)),
-        tr.t("hand.trump", card=tr.card(v.trump_card)),
-        tr.t("hand.cards", cards=tr.cards(v.hand)) if v.hand else tr.t("hand.no_cards"),
-    ]
+    names = [seat_name(s, tr) for s in game.seats]
+    text = _Text()
+    text.mine(tr.t("hand.header", group=game.chat_title or str(cid)))
+    status = tr.t(
+        "table.status",
+        trump=faces.card(tr, v.trump_card),
+        stock=v.stock_count,
+        discard=v.discard_count,
+    )
+    text.context(status)
+    text.context(tr.t("hand.counts", counts=_counts(v, names)))
+    if v.table:
+        text.context(tr.t("table.cards", pairs=pairs_text(v.table, tr)))
+    cards = faces.grouped(tr, v.hand, v.trump)
+    mine = tr.t("hand.cards", cards=cards) if v.hand else tr.t("hand.no_cards")
     if seat in v.out:
-        lines.append(tr.t("hand.out"))
+        text.mine(mine)
+        text.mine(tr.t("hand.out"))
+        return text.rendered()
     if confirm_leave:
-        lines.append(tr.t("hand.leave_confirm"))
+        text.mine(mine)
+        text.mine(tr.t("hand.leave_confirm"))
         rows = [
             [
                 _button(
@@ -50,32 +92,46 @@ def hand_message(
                 _button(tr.t("hand.back"), callbacks.encode_hand_op(cid, gid, step, "back")),
             ]
         ]
-        return Rendered("\n".join(lines), markup(rows))
+        return text.rendered(markup(rows))
     if game.seats[seat].ai is not None:
-        lines.append(tr.t("hand.ai_plays"))
-        if game.seats[seat].left or seat in v.out:
-            return Rendered("\n".join(lines))
+        text.mine(mine)
+        text.mine(tr.t("hand.ai_plays"))
+        if game.seats[seat].left:
+            return text.rendered()
         # No step in it: taking back is checked by game, and a step would make every
         # computer move re-edit this message.
         back = callbacks.encode_hand_op(cid, gid, 0, "take_back")
-        return Rendered("\n".join(lines), markup([[_button(tr.t("hand.take_back"), back)]]))
+        return text.rendered(markup([[_button(tr.t("hand.take_back"), back)]]))
     legal = v.legal_actions
-    if legal and v.table:
-        lines.append(tr.t("table.cards", pairs=pairs_text(v.table, tr)))
-    rows = _move_rows(v, tr, cid, gid, pick)
+    ticking = clock(tr, game.turn_deadline, now)
+    turn = v.must_act
     if pick is not None:
-        lines.append(tr.t("hand.pick_target", card=tr.card(pick)))
-    elif v.must_act.player == seat:
-        lines.append(tr.t("hand.prompt_defend" if v.table else "hand.prompt_lead"))
-    elif any(not isinstance(a, Swap) for a in legal):  # own hand: may know it can add
-        lines.append(tr.t("hand.prompt_throw_in"))
-    elif seat not in v.out:
-        lines.append(tr.t("hand.wait"))
-    if pick is None and seat not in v.out:
+        text.mine(tr.t("hand.pick_target", card=faces.card(tr, pick)), ticking)
+    elif turn.player == seat:
+        text.mine(turn_line(turn, names, tr, me=seat), ticking)
+        if game.reminded_step == v.step:
+            text.mine(tr.t("hand.reminder"))
+    else:
+        if any(not isinstance(a, Swap) for a in legal):  # own hand: may know it can add
+            text.mine(tr.t("hand.prompt_throw_in"), ticking if turn.player is None else "")
+        # During a throw-in window the prompt above says it all.
+        if turn.kind != "over" and not (turn.kind == "throw_in" and legal):
+            text.context(turn_line(turn, names, tr) + ticking)
+    text.mine(mine)
+    rows = _move_rows(v, tr, cid, gid, pick)
+    if pick is None and v.hand:
+        # With no cards left (yet not out) leaving would only make this player the durak.
         rows.append(
             [_button(tr.t("hand.leave"), callbacks.encode_hand_op(cid, gid, step, "leave"))]
         )
-    return Rendered("\n".join(lines), markup(rows))
+    return text.rendered(markup(rows))
+
+
+def _counts(v: PlayerView, names: list[Html]) -> Html:
+    """The other players' card counts, in seat order from the next one on."""
+    n = v.num_players
+    others = [(v.player + k) % n for k in range(1, n)]
+    return Html(" · ".join(f"{names[s]} {v.hand_sizes[s]}" for s in others))
 
 
 def _move_rows(
@@ -90,13 +146,14 @@ def _move_rows(
 
     if pick is not None:
         targets = [a for a in legal if isinstance(a, Beat) and a.card == pick]
-        row = [move(tr.t("hand.beat_target", attack=tr.card(a.attack)), a) for a in targets]
+        row = [move(tr.t("hand.beat_target", attack=faces.card(tr, a.attack)), a) for a in targets]
         back = _button(tr.t("hand.back"), callbacks.encode_hand_op(cid, gid, step, "back"))
-        return [*chunks(row, 3), [back]]
-    singles = [a for a in legal if isinstance(a, Attack) and len(a.cards) == 1]
-    order = {c: i for i, c in enumerate(v.hand)}
-    singles.sort(key=lambda a: order.get(a.cards[0], 99))
-    buttons = [move(tr.card(a.cards[0]), a) for a in singles]
+        return [*pack(row, 4), [back]]
+    singles = {a.cards[0]: a for a in legal if isinstance(a, Attack) and len(a.cards) == 1}
+    rows: list[list[InlineKeyboardButton]] = []
+    # One row per suit (trumps last), ascending: the hand as it is held.
+    for group in faces.suit_groups(singles, v.trump):
+        rows += pack([move(faces.card(tr, c), singles[c]) for c in group], CARDS_PER_ROW)
     # Several cards of one rank at once: one button per rank, with as many as allowed.
     biggest: dict[int, Attack] = {}
     for a in legal:
@@ -105,31 +162,33 @@ def _move_rows(
             if rank not in biggest or len(a.cards) > len(biggest[rank].cards):
                 biggest[rank] = a
     multi = [
-        move(tr.cards(a.cards), a) for a in sorted(biggest.values(), key=lambda a: a.cards[0].rank)
+        move(faces.cards(tr, faces.hand_order(a.cards, v.trump)), a)
+        for a in sorted(biggest.values(), key=lambda a: a.cards[0].rank)
     ]
+    rows += pack(multi)
     beats: dict[Card, list[Beat]] = {}
     for a in legal:
         if isinstance(a, Beat):
             beats.setdefault(a.card, []).append(a)
     beat_buttons = []
-    for card in sorted(beats, key=lambda c: order.get(c, 99)):
+    for card in faces.hand_order(beats, v.trump):
         options = beats[card]
         if len(options) == 1:
-            beat_buttons.append(
-                move(
-                    tr.t("hand.beat_with", card=tr.card(card), attack=tr.card(options[0].attack)),
-                    options[0],
-                )
+            label = tr.t(
+                "hand.beat_with",
+                card=faces.card(tr, card),
+                attack=faces.card(tr, options[0].attack),
             )
+            beat_buttons.append(move(label, options[0]))
         else:
-            beat_buttons.append(_button(tr.card(card), callbacks.encode_pick(cid, gid, step, card)))
-    rows = [*chunks(buttons, CARDS_PER_ROW), *chunks(multi, 2), *chunks(beat_buttons, 3)]
-    transfers = [
-        move(tr.t("hand.transfer", card=tr.card(a.card)), a)
-        for a in legal
-        if isinstance(a, Transfer)
-    ]
-    rows.extend(chunks(transfers, 3))
+            pick_data = callbacks.encode_pick(cid, gid, step, card)
+            beat_buttons.append(_button(faces.card(tr, card), pick_data))
+    rows += pack(beat_buttons)
+    transfers = {a.card: a for a in legal if isinstance(a, Transfer)}
+    rows += pack(
+        move(tr.t("hand.transfer", card=faces.card(tr, c)), transfers[c])
+        for c in faces.hand_order(transfers, v.trump)
+    )
     last: list[InlineKeyboardButton] = []
     if Take() in legal:
         last.append(move(tr.t("hand.take"), Take()))
@@ -137,10 +196,13 @@ def _move_rows(
         last.append(move(tr.t("hand.pass"), Pass()))
     for a in legal:
         if isinstance(a, Swap):
-            last.append(move(tr.t("hand.swap", card=tr.card(a.card)), a))
-    rows.append(last)
+            last.append(move(tr.t("hand.swap", card=faces.card(tr, a.card)), a))
+    rows += pack(last)
     return rows
 
 
-def hand_closed(game: ChatGame, tr: Translator) -> Rendered:
+def hand_closed(game: ChatGame, tr: Translator, seat: int | None = None) -> Rendered:
+    """After the game: this player's own one-line result (or a plain note)."""
+    if game.phase == "finished" and seat is not None:
+        return hand_result(game, seat, tr)
     return Rendered(tr.t("hand.closed", group=game.chat_title or str(game.chat_id)))

@@ -10,7 +10,8 @@ from bot import callbacks
 from bot.callbacks import GroupOp
 from bot.lobby_options import LOBBY_OPTIONS, LobbyOption
 from bot.records import AI_LEVELS, ChatGame
-from bot.render.common import Rendered, chunks, deep_link, markup, seat_name
+from bot.render.common import Rendered, deep_link, markup, seat_name
+from bot.render.labels import pack
 from engine import Rules
 from engine.rules import MAX_PLAYERS
 from locales import Html, Translator, how_to_play
@@ -42,7 +43,9 @@ def lobby_message(
                 total=game.rules.series_length,
             )
         )
-    lines.append(tr.t("lobby.players", count=len(game.seats), max=MAX_PLAYERS))
+    # The deck's real maximum: 24 cards seat four.
+    seats = min(MAX_PLAYERS, game.rules.max_players)
+    lines.append(tr.t("lobby.players", count=len(game.seats), max=seats))
     for i, seat in enumerate(game.seats, 1):
         lines.append(f"{i}. {seat_name(seat, tr)}")
     waiting = [
@@ -62,18 +65,21 @@ def lobby_message(
         for o in LOBBY_OPTIONS
         if o.offered(game.rules, len(game.seats))
     ]
-    rows: list[list[InlineKeyboardButton]] = [
-        [b(tr.t("lobby.join"), "join"), b(tr.t("lobby.leave"), "leave")],
-        [b(tr.t(f"lobby.ai_{level}"), f"ai_{level}") for level in AI_LEVELS],
-        *chunks(options, 2),
-    ]
-    if any(s.user_id is None for s in game.seats):
-        rows.append([b(tr.t("lobby.remove_ai"), "remove_ai")])
-    rows.append([b(tr.t("lobby.start"), "start"), b(tr.t("lobby.cancel"), "cancel")])
+    rows: list[list[InlineKeyboardButton]] = []
     if waiting:
+        # First: without it the game cannot start.
         url = deep_link(bot_username, f"g{game.chat_id}")
         rows.append([InlineKeyboardButton(tr.t("lobby.open_dm"), url=url)])
-        rows.append([b(tr.t("lobby.drop_unreachable"), "drop_unreachable")])
+    rows += pack([b(tr.t("lobby.join"), "join"), b(tr.t("lobby.leave"), "leave")])
+    computers = [b(tr.t(f"lobby.ai_{level}"), f"ai_{level}") for level in AI_LEVELS]
+    if any(s.user_id is None for s in game.seats):
+        computers.append(b(tr.t("lobby.remove_ai"), "remove_ai"))
+    rows += pack(computers, 4)
+    # Rows as full as each language's labels allow, so no value is ever cut off.
+    rows += pack(options, 2)
+    rows += pack([b(tr.t("lobby.start"), "start"), b(tr.t("lobby.cancel"), "cancel")])
+    if waiting:
+        rows += pack([b(tr.t("lobby.drop_unreachable"), "drop_unreachable")])
     return Rendered("\n".join(lines), markup(rows))
 
 

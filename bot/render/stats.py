@@ -13,12 +13,25 @@ MAX_STAT_LINES = 50
 def group_stats(lines: list[StatLine], tr: Translator) -> Rendered:
     if not lines:
         return Rendered(tr.t("stats.none"))
-    ordered = sorted(lines, key=lambda s: (-s.played, s.durak, -s.first, s.name))
+    # Ranked by how rarely each one ends as the durak; more games break a tie.
+    ordered = sorted(lines, key=lambda s: (durak_rate(s), -s.played, s.name))
     out = [tr.t("stats.title")]
-    for s in ordered[:MAX_STAT_LINES]:
-        name = short_name(s.name)
-        out.append(tr.t("stats.line", name=name, played=s.played, durak=s.durak, first=s.first))
+    for rank, s in enumerate(ordered[:MAX_STAT_LINES], 1):
+        out.append(
+            tr.n(
+                "stats.row",
+                s.played,
+                rank=rank,
+                name=short_name(s.name),
+                durak=s.durak,
+                rate=round(100 * durak_rate(s)),
+            )
+        )
     return Rendered("\n".join(out))
+
+
+def durak_rate(line: StatLine) -> float:
+    return line.durak / line.played if line.played else 0.0
 
 
 def user_stats(line: StatLine, tr: Translator) -> Rendered:

@@ -1,0 +1,176 @@
+"""Issue 11 end to end (the real PTB application, the emulator, redis-server): a player
+who never taps during throw-in windows does not stall the table; the reminder; the end."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from conftest import Harness, hand_buttons, open_lobby, press
+
+from engine import Rules, must_act, waiting_for
+from locales import rules_short, rules_text, visible_text
+from locales.rules_text import SHORT_LIMIT
+
+pytestmark = pytest.mark.filterwarnings("ignore:Deprecated since version v22.2")
+
+GROUP = -100600
+ANN = 21
+WINDOW = 7.0
+
+
+async def solo_game(h: Harness) -> None:
+    """Ann against an Easy computer player, started."""
+    h.emu.add_user(ANN, "Ann")
+    h.emu.add_group(GROUP, "Pace Club", members=[ANN], admins=[], creator=ANN)
+    await h.start_bot()
+    await h.emu.user_starts_bot(ANN)
+    await h.wait_text(ANN, "Hi!")
+    lobby = await open_lobby(h, GROUP, ANN)
+    await press(h, ANN, GROUP, lobby.message_id, text="+ AI Easy")
+    await h.wait_text(GROUP, "2. ")
+    await press(h, ANN, GROUP, lobby.message_id, text="Start")
+    await h.wait_text(GROUP, "Trump:")
+
+
+def own_move(h: Harness, step: int) -> tuple[int, str] | None:
+    """A button for Ann's own move at ``step``: beat, else lead one card, else take."""
+    found = [(mid, data) for s, mid, data in hand_buttons(h.emu, ANN) if s == step]
+    for op in ("B", "a", "t"):
+        for mid, data in found:
+            body = data.split(":")[4]
+            if body[0] == op and (op != "a" or len(body) == 2):
+                return mid, data
+    return None
+
+
+async def next_change(h: Harness) -> None:
+    """Wait for the emulator to see anything new (a send, an edit, a delete)."""
+    last = h.emu.recent_events(1)
+    await h.emu.wait_for(lambda: h.emu.recent_events(1) != last, 10, what="any change")
+
+
+async def test_an_idle_attacker_never_stalls_a_throw_in_window(make_harness: Any) -> None:
+    async with make_harness(throw_in_window=WINDOW) as h:
+        await solo_game(h)
+        stalls: list[float] = []
+        handled = -1
+        for _ in range(2000):
+            table = await h.table(GROUP)
+            if table.phase == "finished":
+                break
+            state = table.engine_state()
+            if state.step == handled:
+                await next_change(h)
+                continue
+            ann = table.seat_of(ANN)
+            turn = must_act(state)
+            if turn.player == ann:
+                button = await h.emu.wait_for(lambda s=state.step: own_move(h, s), 10)
+                handled = state.step
+                await press(h, ANN, ANN, button[0], data=button[1])
+            elif waiting_for(state) == (ann,):
+                # Only Ann could still add a card, and she never taps: the window runs out.
+                assert turn.kind == "throw_in" and table.turn_deadline is not None
+                stall = table.turn_deadline - h.clock()
+                stalls.append(stall)
+                handled = state.step
+                h.clock.advance(stall + 0.01)
+                h.games.scheduler.wake()
+            else:
+                await next_change(h)
+        table = await h.table(GROUP)
+        assert table.phase == "finished", "the game did not end"
+        assert stalls, "no throw-in window in this game"
+        # Each idle window cost the window, not the 60-second turn timeout.
+        assert max(stalls) <= WINDOW
+        print(f"idle throw-in windows: {len(stalls)}, longest stall {max(stalls):.1f} s")
+        log = "\n".join(m.text for m in h.emu.messages(GROUP) if m.from_bot)
+        result = await h.wait_text(GROUP, "Game over")
+        labels = [b["text"] for row in result.buttons for b in row]
+        assert labels == ["Rematch", "New lobby"]
+        assert "bouts ·" in result.text
+        assert table.auto_steps, "the automatic passes are remembered for the log"
+        assert log  # the group saw the game
+        # Each private hand ends as the player's own one-line result.
+        await h.settle()
+        last_hand = [m for m in h.emu.messages(ANN) if m.from_bot][-1]
+        assert last_hand.text.startswith("🏁 Pace Club:") and "\n" not in last_hand.text
+
+
+async def test_one_notifying_reminder_before_the_bot_moves_for_a_player(make_harness: Any) -> None:
+    async with make_harness(throw_in_window=WINDOW) as h:
+        await solo_game(h)
+
+        async def anns_turn() -> Any:
+            for _ in range(200):
+                table = await h.table(GROUP)
+                if must_act(table.engine_state()).player == table.seat_of(ANN):
+                    return table
+                await next_change(h)
+            raise AssertionError("Ann never had a move")
+
+        table = await anns_turn()
+        step = table.engine_state().step
+        button = await h.emu.wait_for(lambda: own_move(h, step), 10)
+        before = {m.message_id for m in h.emu.messages(ANN) if m.from_bot}
+        assert table.reminder_due is not None and table.turn_deadline is not None
+        assert table.turn_deadline - table.reminder_due == 15.0
+        h.clock.advance(table.reminder_due - h.clock() + 0.01)
+        h.games.scheduler.wake()
+        reminder = await h.wait_text(ANN, "Hurry")
+        assert reminder.message_id not in before  # a new message: it notifies
+        assert "⏱ 15 s" in reminder.text
+        # She moves: the reminder line goes with the next edit.
+        table = await anns_turn()
+        step = table.engine_state().step
+        button = await h.emu.wait_for(lambda: own_move(h, step), 10)
+        await press(h, ANN, ANN, button[0], data=button[1])
+        await h.settle()
+        hands = [m for m in h.emu.messages(ANN) if m.from_bot]
+        assert all("Hurry" not in m.text for m in hands)
+
+
+async def test_rules_short_then_full_and_private_rules_follow_the_current_game(
+    make_harness: Any,
+) -> None:
+    async with make_harness() as h:
+        h.emu.add_user(ANN, "Ann")
+        h.emu.add_group(GROUP, "Pace Club", members=[ANN], admins=[], creator=ANN)
+        await h.start_bot()
+        await h.emu.user_starts_bot(ANN)
+        await h.wait_text(ANN, "Hi!")
+        # No game yet: the default rules, in brief.
+        await h.emu.user_sends(ANN, ANN, "/rules")
+        brief = await h.wait_text(ANN, "Durak in brief")
+        assert visible_text(rules_short(Rules(), "en")) == brief.text
+        assert len(brief.text) <= SHORT_LIMIT
+        # A transfer game runs: private /rules describes it, not the default.
+        lobby = await open_lobby(h, GROUP, ANN)
+        await press(h, ANN, GROUP, lobby.message_id, text="Transfer: off")
+        await press(h, ANN, GROUP, lobby.message_id, text="+ AI Easy")
+        await h.wait_text(GROUP, "2. ")
+        await press(h, ANN, GROUP, lobby.message_id, text="Start")
+        await h.wait_text(GROUP, "Trump:")
+        rules = (await h.table(GROUP)).rules
+        assert rules.transfer
+        assert GROUP in await h.games.storage.running_chats()
+        mark = max(m.message_id for m in h.emu.messages(ANN))
+        await h.emu.user_sends(ANN, ANN, "/rules")
+        brief = await h.emu.wait_for(
+            lambda: next(
+                (m for m in h.emu.messages(ANN) if m.message_id > mark and "brief" in m.text),
+                None,
+            )
+        )
+        assert brief.text == visible_text(rules_short(rules, "en"))
+        assert "perevodnoy" in brief.text
+        # The button sends the full rules of that game.
+        mark = max(m.message_id for m in h.emu.messages(ANN))
+        await press(h, ANN, ANN, brief.message_id, text="📖 Full rules")
+        full = [visible_text(t) for t in rules_text(rules, "en", turn_timeout=60)]
+        await h.emu.wait_for(
+            lambda: (
+                [m.text for m in h.emu.messages(ANN) if m.message_id > mark][: len(full)] == full
+            )
+        )

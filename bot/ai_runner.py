@@ -15,9 +15,11 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
+from bot import metrics
 from bot.records import AiLevel
 from engine import Action, PlayerView
 
@@ -62,6 +64,13 @@ class AiRunner:
         self._pool: ProcessPoolExecutor | None = None
 
     async def choose(self, level: AiLevel, seed: int, view: PlayerView) -> Action:
+        started = time.monotonic()
+        try:
+            return await self._choose(level, seed, view)
+        finally:
+            metrics.ai_thought(level, time.monotonic() - started)
+
+    async def _choose(self, level: AiLevel, seed: int, view: PlayerView) -> Action:
         if level == "hard" and self.processes > 0:
             if self._pool is None:
                 self._pool = ProcessPoolExecutor(max_workers=self.processes)

@@ -17,6 +17,7 @@ from bot.bounded import BoundedDict
 from bot.config import Settings
 from bot.guard import Guard
 from bot.handlers import HANDLERS_KEY, Handlers
+from bot.metered_request import MeteredRequest
 from bot.migration import install_migration
 from bot.outbox import Outbox
 from bot.quarantine_notice import install_quarantine_notice
@@ -71,10 +72,15 @@ def build_application(
         .concurrent_updates(256)
         # PTB's 5 s default is shorter than Telegram's slow moments; a timed-out request
         # may still be carried out, so waiting longer means fewer unknown outcomes.
-        .read_timeout(settings.bot_api_timeout)
-        .write_timeout(settings.bot_api_timeout)
-        .connect_timeout(min(10.0, settings.bot_api_timeout))
-        .pool_timeout(settings.bot_api_timeout)
+        .request(
+            MeteredRequest(
+                connection_pool_size=256,
+                read_timeout=settings.bot_api_timeout,
+                write_timeout=settings.bot_api_timeout,
+                connect_timeout=min(10.0, settings.bot_api_timeout),
+                pool_timeout=settings.bot_api_timeout,
+            )
+        )
         .post_init(post_init)
         .post_stop(post_stop)
         .build()

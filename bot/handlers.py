@@ -36,7 +36,7 @@ from telegram.ext import (
     filters,
 )
 
-from bot import callbacks, flow, render
+from bot import callbacks, flow, metrics, render
 from bot.callbacks import CallbackError, GroupButton, HandButton, LanguageButton, RulesButton
 from bot.flow import FlowError, Person
 from bot.lobby_options import LOBBY_OPTIONS, Who
@@ -324,7 +324,9 @@ class Handlers:
         try:
             await self.handle_button(query, context)
         finally:
-            self.answer_times.append(time.monotonic() - started)
+            elapsed = time.monotonic() - started
+            self.answer_times.append(elapsed)
+            metrics.tap_answered(elapsed)
 
     def latency_summary(self) -> str:
         times = sorted(self.answer_times)

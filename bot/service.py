@@ -12,7 +12,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Concatenate, ParamSpec
 
-from bot import flow, render
+from bot import flow, metrics, render
 from bot.ai_runner import AiRunner, ai_seed
 from bot.flow import Effects, FlowError, Moment, Outcome, Timing
 from bot.hand_modes import HandMode, HandModes
@@ -74,6 +74,7 @@ class Games:
             return Write(game, (game, effects), stats=effects.stats)
 
         game, effects = await self.storage.update_table(chat_id, step)
+        metrics.move_applied(getattr(operation, "__name__", "operation"))
         await self.after(game, effects)
         return game
 

@@ -13,7 +13,7 @@ from functools import cache
 from typing import Any
 
 from bot.records import Seat, Table
-from bot.render import results_message
+from bot.render import log, results_message
 from engine import Action, Attack, Pass, PlayerView, State, Swap, Take, Transfer, view
 from engine.events import (
     Attacked,
@@ -21,11 +21,7 @@ from engine.events import (
     BoutStarted,
     Discarded,
     Event,
-    Passed,
     PickedUp,
-    PlayerOut,
-    Swapped,
-    Took,
     Transferred,
 )
 from locales import Html, Translator, visible_text
@@ -72,43 +68,9 @@ def texts(tr: Translator) -> dict[str, Any]:
 
 
 def event_line(event: Event, names: list[str], tr: Translator) -> str | None:
-    """One public event as a log line (the same catalogue texts as the group message)."""
-    if isinstance(event, Attacked):
-        line = tr.t("event.attacked", name=names[event.player], cards=tr.cards(event.cards))
-    elif isinstance(event, Beaten):
-        line = tr.t(
-            "event.beaten",
-            name=names[event.player],
-            attack=tr.card(event.attack),
-            card=tr.card(event.card),
-        )
-    elif isinstance(event, Transferred):
-        line = tr.t(
-            "event.transferred",
-            name=names[event.player],
-            card=tr.card(event.card),
-            target=names[event.to],
-        )
-    elif isinstance(event, Took):
-        line = tr.t("event.took", name=names[event.player])
-    elif isinstance(event, Passed):
-        line = tr.t("event.passed", name=names[event.player])
-    elif isinstance(event, PickedUp):
-        line = tr.n("event.picked_up", len(event.cards), name=names[event.player])
-    elif isinstance(event, Discarded):
-        line = tr.n("event.discarded", len(event.cards))
-    elif isinstance(event, Swapped):
-        line = tr.t(
-            "event.swapped",
-            name=names[event.player],
-            gave=tr.card(event.gave),
-            got=tr.card(event.got),
-        )
-    elif isinstance(event, PlayerOut):
-        line = tr.t("event.out", name=names[event.player])
-    else:
-        return None
-    return plain(line)
+    """One public event as a log line: the group message's line, as plain text."""
+    line = log.event_line(event, names, tr)
+    return None if line is None else plain(line)
 
 
 def last_bout(history: tuple[Event, ...], names: list[str], tr: Translator) -> JsonDict | None:

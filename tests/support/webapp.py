@@ -57,7 +57,7 @@ async def start_game(h: Harness, humans: list[int], ais: list[str] = ()) -> str:
     for uid in humans[1:]:
         await press(h, uid, GROUP, lobby.message_id, text="Join")
     for level in ais:
-        await press(h, humans[0], GROUP, lobby.message_id, text=f"Add AI: {level}")
+        await press(h, humans[0], GROUP, lobby.message_id, text=f"+ AI {level}")
     await h.wait_text(GROUP, f"{len(humans) + len(ais)}. ")
     await press(h, humans[0], GROUP, lobby.message_id, text="Start")
     await h.wait_text(GROUP, "Trump:")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
+import time
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
@@ -15,7 +16,7 @@ from redis.asyncio.cluster import RedisCluster
 from support.cluster import Cluster, redis_cluster
 from support.harness import FakeClock, harness, open_lobby, play_out, press
 
-from bot.flow import Person, join, new_lobby
+from bot.flow import Moment, Person, Timing, join, new_lobby
 from bot.records import Table
 from bot.storage import (
     SHARDS,
@@ -76,8 +77,11 @@ def test_index_and_timers_are_spread_over_every_master(cluster: Cluster) -> None
 
 
 def lobby_write(table: Table | None) -> Write[str]:
-    fresh = new_lobby(GROUP, "Cluster", Person(ANN, "Ann"), "g1") if table is None else table
-    return Write(join(fresh, fresh.game_id, Person(BOB, "Bob")), fresh.game_id)
+    moment = Moment(time.time(), Timing(turn_timeout=60, ai_delay=0, notify_quiet=20))
+    if table is None:
+        table, _ = new_lobby(None, moment, GROUP, "Cluster", Person(ANN, "Ann"), "g1")
+    joined, _ = join(table, moment, table.game_id, Person(BOB, "Bob"))
+    return Write(joined, table.game_id)
 
 
 async def test_table_changes_and_a_migration_across_slots(client: Redis) -> None:

@@ -4,6 +4,7 @@ an unreadable record is moved to a quarantine key and the group is told, never o
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ import pytest
 from redis.asyncio import Redis
 
 from bot import metrics
-from bot.flow import Person, join
+from bot.flow import Moment, Person, Timing, join
 from bot.records import ChatSettings, Table, UserRecord
 from bot.schema import CURRENT, UnreadableRecord, upgrade
 from bot.storage import RUNNING_KEY, Storage, Write, settings_key, table_key, user_key
@@ -45,7 +46,10 @@ async def test_an_old_record_is_upgraded_and_keeps_working(path: Path, real_redi
         assert table is not None and table.schema_version == CURRENT["Table"]
         assert table.game_id == json.loads(raw)["game_id"]
         if table.phase == "lobby":
-            await store.update_table(CHAT, lambda t: _write(join(t, t.game_id, Person(9, "Cy"))))
+            moment = Moment(time.time(), Timing(turn_timeout=60, ai_delay=0, notify_quiet=20))
+            await store.update_table(
+                CHAT, lambda t: _write(join(t, moment, t.game_id, Person(9, "Cy"))[0])
+            )
             again = await store.load_table(CHAT)
             assert again is not None and [s.name for s in again.seats][-1] == "Cy"
         else:

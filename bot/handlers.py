@@ -85,8 +85,17 @@ class GroupTap:
 
 
 @dataclass(frozen=True)
+class LinkToast:
+    """A toast key whose answer also opens ``url`` (a t.me deep link, which Telegram
+    allows in any callback answer) in one tap."""
+
+    key: str
+    url: str
+
+
+@dataclass(frozen=True)
 class GroupAction:
-    run: Callable[[GroupTap], Awaitable[str | None]]
+    run: Callable[[GroupTap], Awaitable[str | LinkToast | None]]
     """Applies the tap; returns the toast key, if any."""
     who: Who = "anyone"
     refused: str = "toast.only_creator_manage"
@@ -337,7 +346,7 @@ class Handlers:
         return f"{len(times)} taps, tap handler to answer p50 {p50:.1f} ms, p99 {p99:.1f} ms"
 
     async def handle_button(self, query: CallbackQuery, context: ContextTypes.DEFAULT_TYPE) -> None:
-        toast: str | None
+        toast: str | LinkToast | None
         kwargs: dict[str, Any] = {}
         try:
             decoded = callbacks.decode(query.data or "")
@@ -356,23 +365,24 @@ class Handlers:
         if toast is None:
             await self.answer(query, None)
             return
+        key, url = (toast.key, toast.url) if isinstance(toast, LinkToast) else (toast, None)
         # A toast is shown to the tapper alone, in their own language, as plain text.
         user = query.from_user
         tr = await self.user_tr(user.id, user.language_code)
-        await self.answer(query, html.unescape(tr.t(toast, **kwargs))[:MAX_TOAST])
+        await self.answer(query, html.unescape(tr.t(key, **kwargs))[:MAX_TOAST], url)
 
     @staticmethod
-    async def answer(query: CallbackQuery, text: str | None) -> None:
+    async def answer(query: CallbackQuery, text: str | None, url: str | None = None) -> None:
         """Answer the tap; the change is already stored, so a failed answer only costs
         the spinner (Telegram times it out)."""
         try:
-            await query.answer(text)
+            await query.answer(text, url=url)
         except TelegramError as err:
             log.info("could not answer a callback query: %s", err)
 
     async def group_button(
         self, query: CallbackQuery, button: GroupButton, context: ContextTypes.DEFAULT_TYPE
-    ) -> str | None:
+    ) -> str | LinkToast | None:
         message = query.message
         if message is None:
             raise FlowError("toast.stale")
@@ -397,11 +407,14 @@ class Handlers:
         if not await self.is_admin(tap.chat_id, tap.user.id, tap.bot):
             raise FlowError(action.refused)
 
-    async def join(self, tap: GroupTap) -> str | None:
+    async def join(self, tap: GroupTap) -> str | LinkToast | None:
         me = person(tap.user, negotiate(tap.user.language_code))
         await self.games.run(tap.chat_id, flow.join, tap.game_id, me)
         if not (await self.storage.user(tap.user.id)).dm_open:
-            return "toast.open_dm"
+            # The same deep link as the lobby's first button, opened by the answer itself.
+            return LinkToast(
+                "toast.open_dm", render.deep_link(self.games.bot_username, f"g{tap.chat_id}")
+            )
         return "toast.joined"
 
     async def leave_lobby(self, tap: GroupTap) -> str | None:

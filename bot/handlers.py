@@ -129,6 +129,7 @@ class Handlers:
             "drop_unreachable": GroupAction(self.drop_unreachable, "manager"),
             "new": GroupAction(self.next_game),
             "lobby": GroupAction(self.fresh_lobby),
+            "how_to": GroupAction(self.how_to),
         }
         for level in AI_LEVELS:
             actions[f"ai_{level}"] = GroupAction(self.add_ai, "manager")
@@ -231,13 +232,27 @@ class Handlers:
             self.say(chat.id, tr.t("newgame.private"))
             return
         creator = person(user, negotiate(user.language_code))
+        settings = await self.storage.chat_settings(chat.id)
+        title = chat.title or ""
         try:
             await self.games.run(
-                chat.id, flow.new_lobby, chat.id, chat.title or "", creator, new_game_id()
+                chat.id,
+                flow.new_lobby,
+                chat.id,
+                title,
+                creator,
+                new_game_id(),
+                not settings.how_to_shown,
             )
         except FlowError as err:
             reply_to = err.kwargs.get("reply_to")
             self.say(chat.id, tr.t(err.key), reply_to=reply_to)
+            return
+        if not settings.how_to_shown:
+            shown = (await self.storage.chat_settings(chat.id)).model_copy(
+                update={"how_to_shown": True}
+            )
+            await self.storage.save_chat_settings(chat.id, shown)
 
     async def help(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         chat, user = update.effective_chat, update.effective_user
@@ -416,6 +431,15 @@ class Handlers:
                 "toast.open_dm", render.deep_link(self.games.bot_username, f"g{tap.chat_id}")
             )
         return "toast.joined"
+
+    async def how_to(self, tap: GroupTap) -> str | LinkToast | None:
+        """The "How to play" text, in the tapper's private chat (too long for an alert)."""
+        tr = await self.user_tr(tap.user.id, tap.user.language_code)
+        if not (await self.storage.user(tap.user.id)).dm_open:
+            link = render.deep_link(self.games.bot_username, f"g{tap.chat_id}")
+            return LinkToast("toast.how_to_open_dm", link)
+        self.say(tap.user.id, how_to_play(tr.lang))
+        return "toast.how_to_sent"
 
     async def leave_lobby(self, tap: GroupTap) -> str | None:
         await self.games.run(tap.chat_id, flow.leave_lobby, tap.game_id, tap.user.id)

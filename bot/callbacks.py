@@ -25,7 +25,7 @@ GroupOp = str
 _SEAT_AND_GAME_CODES: Final[dict[str, GroupOp]] = {
     "j": "join", "l": "leave", "e": "ai_easy", "n": "ai_normal", "h": "ai_hard",
     "s": "start", "x": "cancel", "N": "new", "R": "remove_ai", "u": "drop_unreachable",
-    "L": "lobby",
+    "L": "lobby", "H": "how_to",
 }  # fmt: skip
 _GROUP_CODES: Final[dict[str, GroupOp]] = {
     **_SEAT_AND_GAME_CODES,

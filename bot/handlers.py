@@ -85,8 +85,17 @@ class GroupTap:
 
 
 @dataclass(frozen=True)
+class LinkToast:
+    """A toast key whose answer also opens ``url`` (a t.me deep link, which Telegram
+    allows in any callback answer) in one tap."""
+
+    key: str
+    url: str
+
+
+@dataclass(frozen=True)
 class GroupAction:
-    run: Callable[[GroupTap], Awaitable[str | None]]
+    run: Callable[[GroupTap], Awaitable[str | LinkToast | None]]
     """Applies the tap; returns the toast key, if any."""
     who: Who = "anyone"
     refused: str = "toast.only_creator_manage"
@@ -120,6 +129,7 @@ class Handlers:
             "drop_unreachable": GroupAction(self.drop_unreachable, "manager"),
             "new": GroupAction(self.next_game),
             "lobby": GroupAction(self.fresh_lobby),
+            "how_to": GroupAction(self.how_to),
         }
         for level in AI_LEVELS:
             actions[f"ai_{level}"] = GroupAction(self.add_ai, "manager")
@@ -222,13 +232,27 @@ class Handlers:
             self.say(chat.id, tr.t("newgame.private"))
             return
         creator = person(user, negotiate(user.language_code))
+        settings = await self.storage.chat_settings(chat.id)
+        title = chat.title or ""
         try:
             await self.games.run(
-                chat.id, flow.new_lobby, chat.id, chat.title or "", creator, new_game_id()
+                chat.id,
+                flow.new_lobby,
+                chat.id,
+                title,
+                creator,
+                new_game_id(),
+                not settings.how_to_shown,
             )
         except FlowError as err:
             reply_to = err.kwargs.get("reply_to")
             self.say(chat.id, tr.t(err.key), reply_to=reply_to)
+            return
+        if not settings.how_to_shown:
+            shown = (await self.storage.chat_settings(chat.id)).model_copy(
+                update={"how_to_shown": True}
+            )
+            await self.storage.save_chat_settings(chat.id, shown)
 
     async def help(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         chat, user = update.effective_chat, update.effective_user
@@ -337,7 +361,7 @@ class Handlers:
         return f"{len(times)} taps, tap handler to answer p50 {p50:.1f} ms, p99 {p99:.1f} ms"
 
     async def handle_button(self, query: CallbackQuery, context: ContextTypes.DEFAULT_TYPE) -> None:
-        toast: str | None
+        toast: str | LinkToast | None
         kwargs: dict[str, Any] = {}
         try:
             decoded = callbacks.decode(query.data or "")
@@ -356,23 +380,24 @@ class Handlers:
         if toast is None:
             await self.answer(query, None)
             return
+        key, url = (toast.key, toast.url) if isinstance(toast, LinkToast) else (toast, None)
         # A toast is shown to the tapper alone, in their own language, as plain text.
         user = query.from_user
         tr = await self.user_tr(user.id, user.language_code)
-        await self.answer(query, html.unescape(tr.t(toast, **kwargs))[:MAX_TOAST])
+        await self.answer(query, html.unescape(tr.t(key, **kwargs))[:MAX_TOAST], url)
 
     @staticmethod
-    async def answer(query: CallbackQuery, text: str | None) -> None:
+    async def answer(query: CallbackQuery, text: str | None, url: str | None = None) -> None:
         """Answer the tap; the change is already stored, so a failed answer only costs
         the spinner (Telegram times it out)."""
         try:
-            await query.answer(text)
+            await query.answer(text, url=url)
         except TelegramError as err:
             log.info("could not answer a callback query: %s", err)
 
     async def group_button(
         self, query: CallbackQuery, button: GroupButton, context: ContextTypes.DEFAULT_TYPE
-    ) -> str | None:
+    ) -> str | LinkToast | None:
         message = query.message
         if message is None:
             raise FlowError("toast.stale")
@@ -397,12 +422,24 @@ class Handlers:
         if not await self.is_admin(tap.chat_id, tap.user.id, tap.bot):
             raise FlowError(action.refused)
 
-    async def join(self, tap: GroupTap) -> str | None:
+    async def join(self, tap: GroupTap) -> str | LinkToast | None:
         me = person(tap.user, negotiate(tap.user.language_code))
         await self.games.run(tap.chat_id, flow.join, tap.game_id, me)
         if not (await self.storage.user(tap.user.id)).dm_open:
-            return "toast.open_dm"
+            # The same deep link as the lobby's first button, opened by the answer itself.
+            return LinkToast(
+                "toast.open_dm", render.deep_link(self.games.bot_username, f"g{tap.chat_id}")
+            )
         return "toast.joined"
+
+    async def how_to(self, tap: GroupTap) -> str | LinkToast | None:
+        """The "How to play" text, in the tapper's private chat (too long for an alert)."""
+        tr = await self.user_tr(tap.user.id, tap.user.language_code)
+        if not (await self.storage.user(tap.user.id)).dm_open:
+            link = render.deep_link(self.games.bot_username, f"g{tap.chat_id}")
+            return LinkToast("toast.how_to_open_dm", link)
+        self.say(tap.user.id, how_to_play(tr.lang))
+        return "toast.how_to_sent"
 
     async def leave_lobby(self, tap: GroupTap) -> str | None:
         await self.games.run(tap.chat_id, flow.leave_lobby, tap.game_id, tap.user.id)

@@ -77,6 +77,8 @@ class ChatGame(BaseModel):
     """The creator's last tap in the lobby; long ago, any member may cancel it."""
     table_message_id: int | None = None
     lobby_message_id: int | None = None
+    show_how_to: bool = True
+    """The lobby shows the "How to play" text (the group's first) or a button for it."""
     turn_deadline: float | None = None
     ai_due: float | None = None
     reminder_due: float | None = None
@@ -137,6 +139,8 @@ class ChatSettings(BaseModel):
 
     schema_version: Literal[1] = Field(1, alias="schema")
     lang: str | None = None
+    how_to_shown: bool = False
+    """The first lobby here showed "How to play"; later lobbies offer it as a button."""
 
 
 class UserRecord(BaseModel):

@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import Harness, hand_buttons, open_lobby, press
+from conftest import BOT_USERNAME, Harness, hand_buttons, open_lobby, press
 
 from engine import Rules, must_act, waiting_for
-from locales import rules_short, rules_text, visible_text
+from locales import how_to_play, rules_short, rules_text, visible_text
 from locales.rules_text import SHORT_LIMIT
 
 pytestmark = pytest.mark.filterwarnings("ignore:Deprecated since version v22.2")
@@ -174,3 +174,49 @@ async def test_rules_short_then_full_and_private_rules_follow_the_current_game(
                 [m.text for m in h.emu.messages(ANN) if m.message_id > mark][: len(full)] == full
             )
         )
+
+
+async def test_join_with_a_closed_private_chat_answers_with_the_deep_link(
+    make_harness: Any,
+) -> None:
+    async with make_harness() as h:
+        h.emu.add_user(ANN, "Ann")
+        h.emu.add_user(ANN + 1, "Bob")
+        h.emu.add_group(GROUP, "Link Club", members=[ANN, ANN + 1], admins=[], creator=ANN)
+        await h.start_bot()
+        await h.emu.user_starts_bot(ANN)
+        await h.wait_text(ANN, "Hi!")
+        lobby = await open_lobby(h, GROUP, ANN)
+        # Bob never started the bot: the answer opens the same link as the lobby's button.
+        answer = await press(h, ANN + 1, GROUP, lobby.message_id, text="Join")
+        link = f"https://t.me/{BOT_USERNAME}?start=g{GROUP}"
+        assert answer.url == link and answer.text
+        await h.wait_text(GROUP, "2. ")
+        shown = h.emu.message(GROUP, lobby.message_id)
+        assert shown is not None and shown.buttons[0] == [
+            {"text": shown.buttons[0][0]["text"], "url": link}
+        ]
+        # Ann's chat is open: a plain toast.
+        answer = await press(h, ANN, GROUP, lobby.message_id, text="Join")
+        assert answer.url is None
+
+
+async def test_how_to_play_is_shown_once_per_group_then_a_button(make_harness: Any) -> None:
+    how_to = visible_text(how_to_play("en"))
+    async with make_harness() as h:
+        h.emu.add_user(ANN, "Ann")
+        h.emu.add_group(GROUP, "Howto Club", members=[ANN], admins=[], creator=ANN)
+        await h.start_bot()
+        await h.emu.user_starts_bot(ANN)
+        await h.wait_text(ANN, "Hi!")
+        first = await open_lobby(h, GROUP, ANN)
+        assert how_to.splitlines()[0] in visible_text(first.text or "")
+        assert "📖 How to play" not in first.button_texts
+        await press(h, ANN, GROUP, first.message_id, text="Cancel")
+        await h.wait_text(GROUP, "cancel")
+        second = await open_lobby(h, GROUP, ANN)
+        assert how_to.splitlines()[0] not in visible_text(second.text or "")
+        answer = await press(h, ANN, GROUP, second.message_id, text="📖 How to play")
+        assert answer.text == "Sent to our private chat."
+        sent = await h.wait_text(ANN, how_to.splitlines()[0])
+        assert visible_text(sent.text or "") == how_to

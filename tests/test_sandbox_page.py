@@ -14,6 +14,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from playwright.async_api import Page
 from support.browser import ARTIFACTS, browser, join
 from telegram import (
     Bot,
@@ -23,6 +24,7 @@ from telegram import (
     InlineKeyboardMarkup,
     Update,
 )
+from test_sandbox import Sandbox, callback_data, en, group_button, sandbox  # noqa: F401
 
 from sandbox.emulator import BotApiEmulator
 from sandbox.main import BOT_USERNAME, build
@@ -299,3 +301,67 @@ async def test_page_renders_what_the_bot_sends_in_two_tabs(site: Site, tmp_path:
         # The bot process dying is shown on every page.
         site.web.set_bot_status("exited", code=1, reason="exit code 1")
         await ann.locator("#bot-status[data-state=exited]", has_text="exit code 1").wait_for()
+
+
+# ---------------------------------------------------------------------- the real bot at phone width
+
+# Every visible button whose label is wider than the button (cut off or ellipsised).
+OVERFLOWING_BUTTONS = """
+() => [...document.querySelectorAll('button')]
+  .filter(b => b.offsetParent !== null && b.scrollWidth > b.clientWidth)
+  .map(b => b.innerText)
+"""
+
+
+async def show_chat(page: Page, chat: str) -> None:
+    """On a narrow screen the sandbox shows one chat at a time, like the phone app."""
+    await page.click(f'#tabs button[data-show="{chat}"]')
+    await page.locator(f'#chats[data-show="{chat}"]').wait_for(state="attached")
+
+
+async def test_no_button_label_overflows_on_a_390_px_phone(
+    sandbox: Sandbox,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    async with browser(tmp_path / "profile") as context:
+        page = context.pages[0] if context.pages else await context.new_page()
+        await page.set_viewport_size({"width": 390, "height": 844})
+        await join(page, sandbox.url, "Ann")
+        await page.fill("#pane-group input[name=text]", "/newgame")
+        await page.press("#pane-group input[name=text]", "Enter")
+        lobby = page.locator("#messages-group .msg[data-from=bot] >> nth=-1")
+        await lobby.locator("button[data-callback]").first.wait_for()
+        lobby_id = await lobby.get_attribute("data-id")
+        selector = f'#messages-group .msg[data-id="{lobby_id}"]'
+        lobby = page.locator(selector)
+        datas = await callback_data(page, selector)
+        ARTIFACTS.mkdir(exist_ok=True)
+        await page.screenshot(path=ARTIFACTS / "phone-390-lobby.png")
+        assert await page.evaluate(OVERFLOWING_BUTTONS) == []
+        await lobby.locator("button[data-url]").click()  # open the private chat
+        await page.locator("#messages-private .msg[data-from=bot]").first.wait_for()
+        await show_chat(page, "group")
+
+        for op, seat in (("ai_easy", "seat.ai_easy"), ("ai_hard", "seat.ai_hard")):
+            await lobby.locator(f'button[data-callback="{group_button(datas, op)}"]').click()
+            await lobby.filter(has_text=en(seat)).wait_for()
+        assert await page.evaluate(OVERFLOWING_BUTTONS) == []
+        await lobby.locator(f'button[data-callback="{group_button(datas, "start")}"]').click()
+
+        table = page.locator("#messages-group .msg[data-from=bot]").filter(
+            has_text=en("table.my_cards")
+        )
+        await table.wait_for()
+        ARTIFACTS.mkdir(exist_ok=True)
+        await table.scroll_into_view_if_needed()
+        assert await page.evaluate(OVERFLOWING_BUTTONS) == []
+        await page.screenshot(path=ARTIFACTS / "phone-390-table.png")
+
+        await show_chat(page, "private")
+        # The hand: a private message with move buttons (whoever starts) plus Leave.
+        await page.wait_for_function(
+            "() => [...document.querySelectorAll('#messages-private .msg')]"
+            ".some(m => m.querySelectorAll('button[data-callback]').length >= 3)"
+        )
+        assert await page.evaluate(OVERFLOWING_BUTTONS) == []
+        await page.screenshot(path=ARTIFACTS / "phone-390-hand.png")

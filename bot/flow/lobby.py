@@ -40,6 +40,7 @@ def new_lobby(
     title: str,
     creator: Person,
     game_id: str,
+    show_how_to: bool = True,
 ) -> Outcome:
     """Open a lobby, unless one is open or a game runs; the last game's options stay.
     A lobby past its lifetime no longer counts as open."""
@@ -56,6 +57,7 @@ def new_lobby(
         seats=[_seat(creator, moment)],
         lobby_expires_at=moment.now + LOBBY_LIFETIME,
         creator_seen_at=moment.now,
+        show_how_to=show_how_to,
     )
     return lobby, Effects()
 

@@ -54,7 +54,8 @@ def lobby_message(
     if waiting:
         lines.append(tr.t("lobby.waiting_dm", names=", ".join(waiting)))
     lines.append(tr.t("lobby.hint"))
-    lines += ["", how_to_play(tr.lang)]
+    if game.show_how_to:
+        lines += ["", how_to_play(tr.lang)]
     gid = game.game_id
 
     def b(label: str, op: GroupOp) -> InlineKeyboardButton:
@@ -80,6 +81,8 @@ def lobby_message(
     rows += pack([b(tr.t("lobby.start"), "start"), b(tr.t("lobby.cancel"), "cancel")])
     if waiting:
         rows += pack([b(tr.t("lobby.drop_unreachable"), "drop_unreachable")])
+    if not game.show_how_to:
+        rows += pack([b(tr.t("lobby.how_to"), "how_to")])
     return Rendered("\n".join(lines), markup(rows))
 
 

@@ -311,7 +311,11 @@ class MiniAppServer:
             marked = time.monotonic()
             while not self.closing.is_set():
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(viewer.wake.wait(), KEEPALIVE)
+                    # A closed page is only noticed when a write fails: write often enough
+                    # that the hand's buttons come back soon after the presence expires.
+                    await asyncio.wait_for(
+                        viewer.wake.wait(), min(KEEPALIVE, self.presence.ttl / 3)
+                    )
                 viewer.wake.clear()
                 if time.monotonic() - marked >= min(REFRESH_EVERY, self.presence.ttl / 3):
                     await self.presence.mark(chat_id, user_id)

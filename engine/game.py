@@ -268,18 +268,20 @@ def _can_throw_in(state: State, player: int) -> bool:
     """Whether ``player`` may add a card to this bout now: a matching card in hand, not
     passed since the last new rank, room on the table, and ``may_add_by_seat`` (inlined,
     cheapest tests first: this runs for every throw-in on the hot path)."""
+    rules = state.rules
+    defender = state.defender
     return (
         state.hands[player] & state.ranks != 0
         and not state.passed >> player & 1
         and len(state.attack) < state.limit
-        and player != state.defender
+        and player != defender
         and player not in state.out
         and (
-            state.rules.throw_in == "all"
+            rules.throw_in == "all"
             or player == state.attacker
-            or player == _left_of(state, state.defender)
+            or player == _left_of(state, defender)
         )
-        and not (state.rules.partners and (player ^ state.defender) & 1 == 0)
+        and not (rules.partners and (player ^ defender) & 1 == 0)
     )
 
 
@@ -308,16 +310,16 @@ def waiting_for(state: State) -> tuple[int, ...]:
         # _can_throw_in for each seat, inlined (the hot path: this saves 2% of a game).
         attacker, hands, ranks, passed = state.attacker, state.hands, state.ranks, state.passed
         out = state.out
-        everyone = state.rules.throw_in == "all"
-        partners = state.rules.partners
-        for seat in _CLOCKWISE[state.num_players][attacker]:
+        rules, n = state.rules, state.num_players
+        everyone = rules.throw_in == "all"
+        # The defender, and in a partners game their whole team, never add cards.
+        barred = passed | (_TEAMS[n][defender] if rules.partners else 1 << defender)
+        for seat in _CLOCKWISE[n][attacker]:
             if (
                 hands[seat] & ranks
-                and seat != defender
-                and not passed >> seat & 1
+                and not barred >> seat & 1
                 and seat not in out
                 and (everyone or seat == attacker or seat == _left_of(state, defender))
-                and not (partners and (seat ^ defender) & 1 == 0)
             ):
                 waiting.append(seat)
     return tuple(waiting)
@@ -761,19 +763,19 @@ def _anyone_can_throw_in(
     """Whether some attacker may still add a card (the state's other fields are current)."""
     if table_size >= limit:
         return False
-    out = state.out
+    out, rules = state.out, state.rules
+    # The defender, and in a partners game their whole team, never add cards.
+    barred = passed | (_TEAMS[state.num_players][defender] if rules.partners else 1 << defender)
     for player, hand in enumerate(hands):
         if (
-            player != defender
-            and not passed >> player & 1
-            and hand & ranks
+            hand & ranks
+            and not barred >> player & 1
             and player not in out
             and (
-                state.rules.throw_in == "all"
+                rules.throw_in == "all"
                 or player == attacker
                 or player == _next_in_play(state.num_players, out, hands, stock, defender)
             )
-            and not (state.rules.partners and (player ^ defender) & 1 == 0)
         ):
             return True
     return False

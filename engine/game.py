@@ -268,20 +268,18 @@ def _can_throw_in(state: State, player: int) -> bool:
     """Whether ``player`` may add a card to this bout now: a matching card in hand, not
     passed since the last new rank, room on the table, and ``may_add_by_seat`` (inlined,
     cheapest tests first: this runs for every throw-in on the hot path)."""
-    rules = state.rules
-    defender = state.defender
     return (
         state.hands[player] & state.ranks != 0
         and not state.passed >> player & 1
         and len(state.attack) < state.limit
-        and player != defender
+        and player != state.defender
         and player not in state.out
         and (
-            rules.throw_in == "all"
+            state.rules.throw_in == "all"
             or player == state.attacker
-            or player == _left_of(state, defender)
+            or player == _left_of(state, state.defender)
         )
-        and not (rules.partners and (player ^ defender) & 1 == 0)
+        and not (state.rules.partners and (player ^ state.defender) & 1 == 0)
     )
 
 
@@ -310,14 +308,12 @@ def waiting_for(state: State) -> tuple[int, ...]:
         # _can_throw_in for each seat, inlined (the hot path: this saves 2% of a game).
         attacker, hands, ranks, passed = state.attacker, state.hands, state.ranks, state.passed
         out = state.out
-        rules, n = state.rules, state.num_players
-        everyone = rules.throw_in == "all"
-        # The defender, and in a partners game their whole team, never add cards.
-        barred = passed | (_TEAMS[n][defender] if rules.partners else 1 << defender)
-        for seat in _CLOCKWISE[n][attacker]:
+        everyone = state.rules.throw_in == "all"
+        table = _OPPONENTS if state.rules.partners else _OTHERS
+        for seat in table[state.num_players][attacker][defender]:
             if (
                 hands[seat] & ranks
-                and not barred >> seat & 1
+                and not passed >> seat & 1
                 and seat not in out
                 and (everyone or seat == attacker or seat == _left_of(state, defender))
             ):
@@ -325,9 +321,23 @@ def waiting_for(state: State) -> tuple[int, ...]:
     return tuple(waiting)
 
 
-# _CLOCKWISE[n][seat]: every seat of an n-player table clockwise, from ``seat``.
-_CLOCKWISE: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
-    tuple(tuple((first + k) % n for k in range(n)) for first in range(n))
+# _OTHERS[n][first][defender]: the seats of an n-player table but ``defender``,
+# clockwise from ``first``; _OPPONENTS: without any of the defender's team (partners).
+# Precomputed so the hot path tests neither the defender's seat nor the partners flag.
+_OTHERS: tuple[tuple[tuple[tuple[int, ...], ...], ...], ...] = tuple(
+    tuple(
+        tuple(tuple(s for s in ((first + k) % n for k in range(n)) if s != d) for d in range(n))
+        for first in range(n)
+    )
+    for n in range(MAX_PLAYERS + 1)
+)
+_OPPONENTS: tuple[tuple[tuple[tuple[int, ...], ...], ...], ...] = tuple(
+    tuple(
+        tuple(
+            tuple(s for s in ((first + k) % n for k in range(n)) if (s ^ d) & 1) for d in range(n)
+        )
+        for first in range(n)
+    )
     for n in range(MAX_PLAYERS + 1)
 )
 
@@ -764,12 +774,11 @@ def _anyone_can_throw_in(
     if table_size >= limit:
         return False
     out, rules = state.out, state.rules
-    # The defender, and in a partners game their whole team, never add cards.
-    barred = passed | (_TEAMS[state.num_players][defender] if rules.partners else 1 << defender)
-    for player, hand in enumerate(hands):
+    table = _OPPONENTS if rules.partners else _OTHERS
+    for player in table[state.num_players][attacker][defender]:
         if (
-            hand & ranks
-            and not barred >> player & 1
+            hands[player] & ranks
+            and not passed >> player & 1
             and player not in out
             and (
                 rules.throw_in == "all"
@@ -905,7 +914,7 @@ def _end_bout(
 
 def _draw_order(n: int, leader: int, defender: int) -> tuple[int, ...]:
     """The leader first, then the others clockwise, the defender last."""
-    return (*[seat for seat in _CLOCKWISE[n][leader] if seat != defender], defender)
+    return (*_OTHERS[n][leader][defender], defender)
 
 
 # _DRAW_ORDERS[n][leader][defender]

@@ -381,7 +381,7 @@ def legal_actions(state: State, player: int) -> list[Action]:
             matching ^= low_bit
         actions.append(PASS)
     if state.stock:  # the swap needs a face-up trump card still in the stock
-        low = lowest_trump(state)
+        low = _LOWEST_TRUMP[state.rules.deck_size][state.trump]  # lowest_trump, inlined
         if hand >> low & 1 and state.rules.trump_swap and state.trump_card != low:
             actions.append(SWAP[low])
     return actions
@@ -852,12 +852,13 @@ def _end_bout(
             out = (*out, *newly_out)
             log.extend(PlayerOut(p) for p in newly_out)
 
-    partners = state.rules.partners
-    if not stock and (len(out) >= n - 1 or (partners and _side_out(n, out))):
+    # The partners flag is read only where it matters: once the stock is empty, or
+    # when someone is out (the classic game's usual bout pays nothing for it).
+    if not stock and (len(out) >= n - 1 or (state.rules.partners and _side_out(n, out))):
         over = True
-        remaining = tuple(p for p in range(n) if p not in out)
+        remaining = [p for p in range(n) if p not in out]
         durak = remaining[0] if remaining else None
-        losing_team = durak % 2 if partners and durak is not None else None
+        losing_team = durak % 2 if state.rules.partners and durak is not None else None
         log.append(GameOver(durak, (*out, *remaining), losing_team))
         attacker = new_defender = state.attacker
         limit = 0
@@ -872,7 +873,7 @@ def _end_bout(
         if not out:  # partners' seats alternate, so the left neighbour is an opponent
             new_defender = (attacker + 1) % n
         else:
-            skip = _TEAMS[n][attacker] if partners else 0
+            skip = _TEAMS[n][attacker] if state.rules.partners else 0
             new_defender = _next_holding(n, out, attacker, skip)
         limit = hands[new_defender].bit_count()
         if limit > MAX_BOUT_CARDS:

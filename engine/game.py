@@ -567,8 +567,16 @@ def _remove(state: State, player: int, mask: int) -> tuple[tuple[int, ...], tupl
 
 
 def _attack(state: State, player: int, action: Attack) -> State:
-    cards = action.cards
-    hands, known = _remove(state, player, action.mask)
+    cards, mask = action.cards, action.mask
+    # _remove, inlined (the hot path: most steps are attacks and beats).
+    held = list(state.hands)
+    held[player] &= ~mask
+    hands = tuple(held)
+    known = state.known
+    if known[player] & mask:
+        known_list = list(known)
+        known_list[player] &= ~mask
+        known = tuple(known_list)
     ranks = state.ranks | CARD_RANK_MASK[cards[0]]
     passed = state.passed if ranks == state.ranks else 0
     events = (_new_tuple(Attacked, (player, cards, "attacked")),)
@@ -590,7 +598,16 @@ def _attack(state: State, player: int, action: Attack) -> State:
 
 def _beat(state: State, player: int, action: Beat) -> State:
     attack_card, card = action.attack, action.card
-    hands, known = _remove(state, player, 1 << card)
+    # _remove, inlined (the hot path: most steps are attacks and beats).
+    bit = 1 << card
+    held = list(state.hands)
+    held[player] &= ~bit
+    hands = tuple(held)
+    known = state.known
+    if known[player] & bit:
+        known_list = list(known)
+        known_list[player] &= ~bit
+        known = tuple(known_list)
     covers = list(state.defense)
     covers[state.attack.index(attack_card)] = card
     defense = tuple(covers)

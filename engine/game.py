@@ -309,23 +309,35 @@ def waiting_for(state: State) -> tuple[int, ...]:
         attacker, hands, ranks, passed = state.attacker, state.hands, state.ranks, state.passed
         out = state.out
         everyone = state.rules.throw_in == "all"
-        partners = state.rules.partners
-        for seat in _CLOCKWISE[state.num_players][attacker]:
+        table = _OPPONENTS if state.rules.partners else _OTHERS
+        for seat in table[state.num_players][attacker][defender]:
             if (
                 hands[seat] & ranks
-                and seat != defender
                 and not passed >> seat & 1
                 and seat not in out
                 and (everyone or seat == attacker or seat == _left_of(state, defender))
-                and not (partners and (seat ^ defender) & 1 == 0)
             ):
                 waiting.append(seat)
     return tuple(waiting)
 
 
-# _CLOCKWISE[n][seat]: every seat of an n-player table clockwise, from ``seat``.
-_CLOCKWISE: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
-    tuple(tuple((first + k) % n for k in range(n)) for first in range(n))
+# _OTHERS[n][first][defender]: the seats of an n-player table but ``defender``,
+# clockwise from ``first``; _OPPONENTS: without any of the defender's team (partners).
+# Precomputed so the hot path tests neither the defender's seat nor the partners flag.
+_OTHERS: tuple[tuple[tuple[tuple[int, ...], ...], ...], ...] = tuple(
+    tuple(
+        tuple(tuple(s for s in ((first + k) % n for k in range(n)) if s != d) for d in range(n))
+        for first in range(n)
+    )
+    for n in range(MAX_PLAYERS + 1)
+)
+_OPPONENTS: tuple[tuple[tuple[tuple[int, ...], ...], ...], ...] = tuple(
+    tuple(
+        tuple(
+            tuple(s for s in ((first + k) % n for k in range(n)) if (s ^ d) & 1) for d in range(n)
+        )
+        for first in range(n)
+    )
     for n in range(MAX_PLAYERS + 1)
 )
 
@@ -369,7 +381,7 @@ def legal_actions(state: State, player: int) -> list[Action]:
             matching ^= low_bit
         actions.append(PASS)
     if state.stock:  # the swap needs a face-up trump card still in the stock
-        low = lowest_trump(state)
+        low = _LOWEST_TRUMP[state.rules.deck_size][state.trump]  # lowest_trump, inlined
         if hand >> low & 1 and state.rules.trump_swap and state.trump_card != low:
             actions.append(SWAP[low])
     return actions
@@ -555,8 +567,16 @@ def _remove(state: State, player: int, mask: int) -> tuple[tuple[int, ...], tupl
 
 
 def _attack(state: State, player: int, action: Attack) -> State:
-    cards = action.cards
-    hands, known = _remove(state, player, action.mask)
+    cards, mask = action.cards, action.mask
+    # _remove, inlined (the hot path: most steps are attacks and beats).
+    held = list(state.hands)
+    held[player] &= ~mask
+    hands = tuple(held)
+    known = state.known
+    if known[player] & mask:
+        known_list = list(known)
+        known_list[player] &= ~mask
+        known = tuple(known_list)
     ranks = state.ranks | CARD_RANK_MASK[cards[0]]
     passed = state.passed if ranks == state.ranks else 0
     events = (_new_tuple(Attacked, (player, cards, "attacked")),)
@@ -578,7 +598,16 @@ def _attack(state: State, player: int, action: Attack) -> State:
 
 def _beat(state: State, player: int, action: Beat) -> State:
     attack_card, card = action.attack, action.card
-    hands, known = _remove(state, player, 1 << card)
+    # _remove, inlined (the hot path: most steps are attacks and beats).
+    bit = 1 << card
+    held = list(state.hands)
+    held[player] &= ~bit
+    hands = tuple(held)
+    known = state.known
+    if known[player] & bit:
+        known_list = list(known)
+        known_list[player] &= ~bit
+        known = tuple(known_list)
     covers = list(state.defense)
     covers[state.attack.index(attack_card)] = card
     defense = tuple(covers)
@@ -761,19 +790,18 @@ def _anyone_can_throw_in(
     """Whether some attacker may still add a card (the state's other fields are current)."""
     if table_size >= limit:
         return False
-    out = state.out
-    for player, hand in enumerate(hands):
+    out, rules = state.out, state.rules
+    table = _OPPONENTS if rules.partners else _OTHERS
+    for player in table[state.num_players][attacker][defender]:
         if (
-            player != defender
+            hands[player] & ranks
             and not passed >> player & 1
-            and hand & ranks
             and player not in out
             and (
-                state.rules.throw_in == "all"
+                rules.throw_in == "all"
                 or player == attacker
                 or player == _next_in_play(state.num_players, out, hands, stock, defender)
             )
-            and not (state.rules.partners and (player ^ defender) & 1 == 0)
         ):
             return True
     return False
@@ -841,12 +869,13 @@ def _end_bout(
             out = (*out, *newly_out)
             log.extend(PlayerOut(p) for p in newly_out)
 
-    partners = state.rules.partners
-    if not stock and (len(out) >= n - 1 or (partners and _side_out(n, out))):
+    # The partners flag is read only where it matters: once the stock is empty, or
+    # when someone is out (the classic game's usual bout pays nothing for it).
+    if not stock and (len(out) >= n - 1 or (state.rules.partners and _side_out(n, out))):
         over = True
-        remaining = tuple(p for p in range(n) if p not in out)
+        remaining = [p for p in range(n) if p not in out]
         durak = remaining[0] if remaining else None
-        losing_team = durak % 2 if partners and durak is not None else None
+        losing_team = durak % 2 if state.rules.partners and durak is not None else None
         log.append(GameOver(durak, (*out, *remaining), losing_team))
         attacker = new_defender = state.attacker
         limit = 0
@@ -861,7 +890,7 @@ def _end_bout(
         if not out:  # partners' seats alternate, so the left neighbour is an opponent
             new_defender = (attacker + 1) % n
         else:
-            skip = _TEAMS[n][attacker] if partners else 0
+            skip = _TEAMS[n][attacker] if state.rules.partners else 0
             new_defender = _next_holding(n, out, attacker, skip)
         limit = hands[new_defender].bit_count()
         if limit > MAX_BOUT_CARDS:
@@ -903,7 +932,7 @@ def _end_bout(
 
 def _draw_order(n: int, leader: int, defender: int) -> tuple[int, ...]:
     """The leader first, then the others clockwise, the defender last."""
-    return (*[seat for seat in _CLOCKWISE[n][leader] if seat != defender], defender)
+    return (*_OTHERS[n][leader][defender], defender)
 
 
 # _DRAW_ORDERS[n][leader][defender]

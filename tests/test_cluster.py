@@ -14,7 +14,6 @@ import pytest
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 from support.cluster import Cluster, redis_cluster
-from support.harness import FakeClock, harness, open_lobby, play_out, press
 
 from bot.flow import Moment, Person, Timing, join, new_lobby
 from bot.records import Table
@@ -144,49 +143,3 @@ async def test_user_totals_are_counted_exactly_once_after_a_crash(client: Redis)
     await other.settle_game_stats(GROUP, "g1")  # a repeat counts nothing
     ann, bob = await other.user_stats(ANN), await other.user_stats(BOB)
     assert (ann.played, ann.durak, bob.played, bob.first) == (1, 1, 1, 1)
-
-
-async def test_a_full_game_on_the_cluster_survives_a_master_failover(
-    cluster: Cluster, client: Redis
-) -> None:
-    async with harness(client, FakeClock()) as h:
-        for uid, name in ((ANN, "Ann"), (BOB, "Bob")):
-            h.emu.add_user(uid, name)
-        h.emu.add_group(GROUP, "Cluster Club", members=[ANN, BOB], creator=ANN)
-        await h.start_bot()
-        for uid in (ANN, BOB):
-            await h.emu.user_starts_bot(uid)
-            await h.wait_text(uid, "Hi!")
-        lobby = await open_lobby(h, GROUP, ANN)
-        await press(h, BOB, GROUP, lobby.message_id, text="Join")
-        await h.wait_text(GROUP, "2. Bob")
-        await press(h, ANN, GROUP, lobby.message_id, text="Start")
-        await h.wait_text(GROUP, "Trump:")
-        failover = asyncio.create_task(_fail_over(cluster, table_key(GROUP)))
-        result = await play_out(h, GROUP, [ANN, BOB], timeout=20.0)
-        await failover
-        assert "Durak" in result.text or "draw" in result.text
-        table = await h.table(GROUP)
-        assert table.phase == "finished"
-        lines = await h.games.storage.chat_stats(GROUP)
-        assert sorted(line.played for line in lines) == [1, 1]  # counted once each
-        await h.settle()
-        assert h.emu.stats.too_many_requests == 0
-
-
-async def _fail_over(cluster: Cluster, key: str) -> None:
-    """Promote the replica of the master that holds the game (CLUSTER FAILOVER)."""
-    await asyncio.sleep(0.3)  # a few moves in
-    master = slot_owner(cluster, key)
-    master_id = cluster.cli(master, "cluster", "myid").strip()
-    replica = next(
-        int(line.split()[1].split(":")[1].split("@")[0])
-        for line in cluster.cli(master, "cluster", "nodes").splitlines()
-        if line.split()[3] == master_id  # the 4th field of a replica: its master's id
-    )
-    await asyncio.to_thread(cluster.cli, replica, "cluster", "failover")
-    for _ in range(100):
-        if slot_owner(cluster, key) == replica:
-            return
-        await asyncio.sleep(0.1)
-    raise AssertionError("the failover did not happen")

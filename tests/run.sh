@@ -24,4 +24,6 @@ PYTHON=${PYTHON:-python3}
 
 echo "== ruff" && .venv/bin/ruff check . && .venv/bin/ruff format --check .
 echo "== mypy" && .venv/bin/mypy
-echo "== pytest" && .venv/bin/pytest -q "$@"
+# The whole run has a ceiling well under CI's 90 minutes (it takes about 8): SIGINT makes pytest
+# print what ran and what hung before it stops, rather than CI cutting it off silently.
+echo "== pytest" && timeout --signal=INT --kill-after=60 2700 .venv/bin/pytest -q "$@"

@@ -192,14 +192,20 @@ async def harness(
     try:
         yield h
     finally:
+        # Each stop is bounded: a bot that cannot stop (a stuck request, say) must fail its
+        # test, not hang the whole run.
         for bot in list(h.bots):
             with contextlib.suppress(Exception):
-                await bot.stop()
+                await asyncio.wait_for(bot.stop(), 30)
         for app in h.offline:
             with contextlib.suppress(Exception):
-                await stop_services(app)
-                await app.shutdown()
-        await emu.stop()
+                await asyncio.wait_for(_stop_offline(app), 30)
+        await asyncio.wait_for(emu.stop(), 30)
+
+
+async def _stop_offline(app: Any) -> None:
+    await stop_services(app)
+    await app.shutdown()
 
 
 # --- driving games through the emulator --------------------------------------------------

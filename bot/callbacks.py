@@ -35,7 +35,7 @@ _GROUP_OPS: Final = {op: code for code, op in _GROUP_CODES.items()}
 GROUP_OPS: Final = frozenset(_GROUP_OPS)
 """Every group operation a button may carry."""
 
-HandOp = Literal["move", "pick", "back", "leave", "leave_yes", "take_back"]
+HandOp = Literal["move", "pick", "back", "leave", "leave_yes", "take_back", "play_here"]
 
 _GROUP_RE: Final = re.compile(r"g:([a-z0-9]{6}):([A-Za-z])")
 _LANG_RE: Final = re.compile(r"l:([a-z]{2})")
@@ -134,11 +134,10 @@ def encode_hand_op(
     chat_id: int,
     game_id: str,
     step: int,
-    op: Literal["back", "leave", "leave_yes", "take_back"],
+    op: Literal["back", "leave", "leave_yes", "take_back", "play_here"],
 ) -> str:
-    return _hand(
-        chat_id, game_id, step, {"back": "k", "leave": "q", "leave_yes": "Q", "take_back": "m"}[op]
-    )
+    codes = {"back": "k", "leave": "q", "leave_yes": "Q", "take_back": "m", "play_here": "w"}
+    return _hand(chat_id, game_id, step, codes[op])
 
 
 def decode(data: str) -> Button:
@@ -179,6 +178,7 @@ def _decode_hand(chat_id: int, game_id: str, step: int, code: str, args: str) ->
         "q": 0,
         "Q": 0,
         "m": 0,
+        "w": 0,
     }
     if code not in arity:
         raise CallbackError("unknown hand op")
@@ -199,5 +199,11 @@ def _decode_hand(chat_id: int, game_id: str, step: int, code: str, args: str) ->
         return move(Pass())
     if code == "b":
         return HandButton(chat_id, game_id, step, "pick", card=cards[0])
-    ops: dict[str, HandOp] = {"k": "back", "q": "leave", "Q": "leave_yes", "m": "take_back"}
+    ops: dict[str, HandOp] = {
+        "k": "back",
+        "q": "leave",
+        "Q": "leave_yes",
+        "m": "take_back",
+        "w": "play_here",
+    }
     return HandButton(chat_id, game_id, step, ops[code])

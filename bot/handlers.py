@@ -147,6 +147,8 @@ class Handlers:
         app.add_handler(CommandHandler("language", self.language))
         app.add_handler(CallbackQueryHandler(self.button))
         app.add_handler(MessageHandler(filters.ChatType.PRIVATE & ~filters.COMMAND, self.private))
+        # Before the others, and without stopping them: any private message or command.
+        app.add_handler(MessageHandler(filters.ChatType.PRIVATE, self.back_in_chat), group=-1)
         app.add_error_handler(self.error)
 
     async def error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -338,6 +340,14 @@ class Handlers:
         if update.effective_user is not None:
             await self.mark_dm_open(update.effective_user)
 
+    async def back_in_chat(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """Writing to the bot while the Mini App collapsed the hand: its buttons come back."""
+        buttons, user = self.games.app_buttons, update.effective_user
+        if buttons is not None and user is not None:
+            chat_id = await buttons.back_in_chat(user.id)
+            if chat_id is not None:
+                self.games.box.refresh_hand(chat_id, user.id)
+
     # --- buttons ----------------------------------------------------------------------------
 
     async def button(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -512,6 +522,11 @@ class Handlers:
             # Checked by game, not by step: the computer keeps moving the seat meanwhile.
             await self.games.run(chat_id, flow.take_back_seat, gid, user_id)
             return "toast.taken_back"
+        if button.op == "play_here":  # the Mini App's collapsed hand: the keyboard again
+            if self.games.app_buttons is not None:
+                await self.games.app_buttons.back_in_chat(user_id, chat_id)
+            self.games.box.refresh_hand(chat_id, user_id)
+            return None
         game = await self.storage.load_table(chat_id)
         if game is None or game.game_id != gid or game.phase != "playing":
             raise FlowError("toast.stale")

@@ -3,7 +3,9 @@
 Every API request proves who it is with Telegram's signed init data (header
 ``X-Telegram-Init-Data``; for ``EventSource``, which cannot set headers, the query
 parameter ``init_data``). No cookie, no session: the init data is checked each time.
-Moves go through ``Games.play``, the same atomic path as a hand button.
+Moves go through ``Games.play``, the same atomic path as a hand button. Every API
+request is limited per client address (before the signature is checked) and per user
+(after): over the limit, 429 with ``Retry-After`` (see ``ratelimit``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,15 @@ from bot.service import Games
 from bot.webapp.hub import Hub, Viewer, dumps
 from bot.webapp.initdata import InitDataError, WebAppUser, validate
 from bot.webapp.presence import REFRESH_EVERY, Presence
+from bot.webapp.ratelimit import (
+    ADDRESS_RATE,
+    STREAMS_PER_USER,
+    USER_RATE,
+    Buckets,
+    Rate,
+    client_address,
+    retry_after,
+)
 from bot.webapp.state import JsonDict, game_state, moved_on, plain
 from engine import ParseError, State, parse_action
 from locales import negotiate, translator
@@ -61,6 +72,15 @@ def content_security_policy(script_origin: str, frame_ancestors: str) -> str:
     )
 
 
+def too_many(seconds: float) -> web.HTTPTooManyRequests:
+    wait = retry_after(seconds)
+    return web.HTTPTooManyRequests(
+        text=dumps({"error": "too many requests", "retry_after": int(wait)}),
+        content_type="application/json",
+        headers={"Retry-After": wait},
+    )
+
+
 def json_error(status: int, error: str, state: JsonDict | None = None) -> web.Response:
     body: JsonDict = {"error": error}
     if state is not None:
@@ -91,8 +111,16 @@ class MiniAppServer:
         telegram_js: str = TELEGRAM_JS,
         frame_ancestors: str = TELEGRAM_FRAMES,
         clock: Callable[[], float] = time.time,
+        user_rate: Rate = USER_RATE,
+        address_rate: Rate = ADDRESS_RATE,
+        streams_per_user: int = STREAMS_PER_USER,
     ) -> None:
         self.games = games
+        self.user_buckets = Buckets(user_rate)
+        self.address_buckets = Buckets(address_rate)
+        self.streams_per_user = streams_per_user
+        self.streams: dict[int, list[Viewer]] = {}
+        """Each user's open event streams in this process, oldest first."""
         self.hub = hub
         self.presence = presence
         self.restores: set[asyncio.Task[None]] = set()
@@ -108,7 +136,9 @@ class MiniAppServer:
         hub.state_of = self.viewer_state
 
     def application(self) -> web.Application:
-        app = web.Application(middlewares=[self.security_headers], client_max_size=MAX_BODY)
+        app = web.Application(
+            middlewares=[self.security_headers, self.address_limit], client_max_size=MAX_BODY
+        )
         app.router.add_get("/", self.index)
         app.router.add_get("/static/{name}", self.static)
         app.router.add_get("/api/state", self.state)
@@ -128,6 +158,16 @@ class MiniAppServer:
         response.headers["Referrer-Policy"] = "no-referrer"
         response.headers.setdefault("Cache-Control", "no-store")
         return response
+
+    @web.middleware
+    async def address_limit(
+        self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        if request.path.startswith("/api/"):
+            address = client_address(request.remote, request.headers.get("X-Forwarded-For"))
+            if address is not None and (wait := self.address_buckets.take(address)):
+                raise too_many(wait)
+        return await handler(request)
 
     # --- the page -------------------------------------------------------------------------
 
@@ -152,11 +192,14 @@ class MiniAppServer:
         if raw is None and query_allowed:
             raw = request.query.get("init_data")
         try:
-            return validate(raw, self.bot_token, max_age=self.max_age, now=time.time())
+            user = validate(raw, self.bot_token, max_age=self.max_age, now=time.time())
         except InitDataError as err:
             raise web.HTTPUnauthorized(
                 text=dumps({"error": f"init data: {err}"}), content_type="application/json"
             ) from None
+        if wait := self.user_buckets.take(user.user_id):
+            raise too_many(wait)
+        return user
 
     async def seated(
         self, user: WebAppUser, game_id: str, *, moved_status: int = 409
@@ -291,6 +334,7 @@ class MiniAppServer:
         if isinstance(who, web.Response):
             return who
         viewer = Viewer(user.user_id, who.chat_id, who.table.game_id, who.lang)
+        self.open_stream(viewer)
         response = web.StreamResponse(
             headers={
                 "Content-Type": "text/event-stream",
@@ -309,7 +353,7 @@ class MiniAppServer:
             await self.presence.mark(chat_id, user_id)
             self.games.box.refresh_hand(chat_id, user_id)  # collapses to "Open table"
             marked = time.monotonic()
-            while not self.closing.is_set():
+            while not self.closing.is_set() and not viewer.ended:
                 with contextlib.suppress(TimeoutError):
                     # A closed page is only noticed when a write fails: write often enough
                     # that the hand's buttons come back soon after the presence expires.
@@ -318,7 +362,9 @@ class MiniAppServer:
                     )
                 viewer.wake.clear()
                 if time.monotonic() - marked >= min(REFRESH_EVERY, self.presence.ttl / 3):
-                    await self.presence.mark(chat_id, user_id)
+                    # Only kept, never re-made: after "Play here" the chat has the buttons
+                    # until the app is opened again (a new stream).
+                    await self.presence.keep(chat_id, user_id)
                     marked = time.monotonic()
                 latest = viewer.latest
                 if latest is not None and latest != viewer.sent:
@@ -332,9 +378,27 @@ class MiniAppServer:
             pass
         finally:
             self.hub.remove(viewer)
+            self.close_stream(viewer)
             if not self.closing.is_set():
                 self.restore_later(chat_id, user_id)
         return response
+
+    def open_stream(self, viewer: Viewer) -> None:
+        """Count the stream; past the cap the user's oldest one ends (a reloaded page's
+        old stream is only noticed at its next write)."""
+        mine = self.streams.setdefault(viewer.user_id, [])
+        mine.append(viewer)
+        while len(mine) > self.streams_per_user:
+            oldest = mine.pop(0)
+            oldest.ended = True
+            oldest.wake.set()
+
+    def close_stream(self, viewer: Viewer) -> None:
+        mine = self.streams.get(viewer.user_id, [])
+        if viewer in mine:
+            mine.remove(viewer)
+        if not mine:
+            self.streams.pop(viewer.user_id, None)
 
     def restore_later(self, chat_id: int, user_id: int) -> None:
         """Once the app has been closed for a while, the hand's buttons come back (the

@@ -49,6 +49,8 @@ class Viewer:
     lang: str
     latest: str | None = None
     sent: str | None = None
+    ended: bool = False
+    """Set to end the stream (too many of one user's)."""
     wake: asyncio.Event = field(default_factory=asyncio.Event)
 
     def offer(self, text: str) -> None:

@@ -54,6 +54,9 @@ STATIC_FILES = {
 TELEGRAM_JS = "https://telegram.org/js/telegram-web-app.js"
 TELEGRAM_FRAMES = "https://web.telegram.org https://*.web.telegram.org"
 KEEPALIVE = 15.0
+LANG_TTL = 30.0
+"""How long a user's chosen language (``/language``) is reused without a read."""
+LANGS_KEPT = 20_000
 MAX_BODY = 4096
 
 
@@ -120,6 +123,8 @@ class MiniAppServer:
         self.address_buckets = Buckets(address_rate)
         self.streams_per_user = streams_per_user
         self.streams: dict[int, list[Viewer]] = {}
+        self.langs: dict[int, tuple[str | None, float]] = {}
+        """User id -> (chosen language, until when it is reused)."""
         """Each user's open event streams in this process, oldest first."""
         self.hub = hub
         self.presence = presence
@@ -207,6 +212,11 @@ class MiniAppServer:
         """The game and the user's seat; a response when there is none to give."""
         chat_id = await self.hub.chat_of(game_id) if game_id else None
         table = await self.games.storage.load_table(chat_id) if chat_id is not None else None
+        if chat_id is not None and (table is None or table.seat_of(user.user_id) is None):
+            # Maybe remembered from before the group moved: ask the index once more.
+            now_in = await self.hub.chat_of(game_id, fresh=True)
+            if now_in is not None and now_in != chat_id:
+                chat_id, table = now_in, await self.games.storage.load_table(now_in)
         if chat_id is None or table is None:
             return json_error(404, "no such game")
         seat = table.seat_of(user.user_id)
@@ -219,9 +229,22 @@ class MiniAppServer:
             return json_error(moved_status, "game over", moved)
         if seat is None:
             return json_error(403, "not seated")
-        record = await self.games.storage.user(user.user_id)
-        lang = negotiate(record.lang or user.language_code or table.seats[seat].lang)
+        chosen = await self.chosen_lang(user.user_id)
+        lang = negotiate(chosen or user.language_code or table.seats[seat].lang)
         return Seated(user, chat_id, table, seat, lang)
+
+    async def chosen_lang(self, user_id: int) -> str | None:
+        """The language the user chose with /language, read at most every ``LANG_TTL``
+        seconds: every request needs it, and it rarely changes."""
+        now = time.monotonic()
+        kept = self.langs.get(user_id)
+        if kept is not None and kept[1] > now:
+            return kept[0]
+        lang = (await self.games.storage.user(user_id)).lang
+        if len(self.langs) >= LANGS_KEPT:
+            self.langs.clear()
+        self.langs[user_id] = (lang, now + LANG_TTL)
+        return lang
 
     def snapshot(self, who: Seated, table: Table | None = None) -> JsonDict:
         table = table or who.table
@@ -279,11 +302,14 @@ class MiniAppServer:
         # Like a tap in the chat: a half-made choice on the hand message is dropped.
         self.games.clear_mode(who.chat_id, user.user_id)
         try:
-            await self.games.run(who.chat_id, flow.play, table.game_id, user.user_id, step, action)
+            table = await self.games.run(
+                who.chat_id, flow.play, table.game_id, user.user_id, step, action
+            )
         except FlowError as err:
             tr = translator(who.lang)
             return json_error(409, plain(tr.t(err.key, **err.kwargs)), await self.fresh(who))
-        return web.json_response(await self.fresh(who), dumps=dumps)
+        # The table as this move left it: no second read (the event stream has any later one).
+        return web.json_response(self.snapshot(who, table), dumps=dumps)
 
     async def rematch(self, request: web.Request) -> web.Response:
         """The result's Rematch: the group's "New game"/"Next game" button, from the app."""

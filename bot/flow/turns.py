@@ -3,7 +3,7 @@ and when the next timer is due."""
 
 from __future__ import annotations
 
-from bot.flow.common import Announcement, Effects, FlowError, Moment, Outcome
+from bot.flow.common import Announcement, Effects, FlowError, Moment, Outcome, table_timing
 from bot.flow.results import finish
 from bot.records import ChatGame
 from engine import (
@@ -221,10 +221,11 @@ def schedule(game: ChatGame, state: State, moment: Moment) -> None:
     if state.step != game.last_seen_step:
         game.last_seen_step = state.step
         human = any(game.seats[s].human for s in seats)
-        window = moment.timing.turn_timeout
+        timing = table_timing(game, moment.timing)
+        window = timing.turn_timeout
         turn = must_act(state)
         if turn.kind == "throw_in":
-            window = min(moment.timing.throw_in_window, window)
+            window = min(timing.throw_in_window, window)
         game.turn_deadline = moment.now + window if human else None
         # A reminder only for a player's own turn, and only when the turn is long
         # enough that it comes well after the move was asked for.

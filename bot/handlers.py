@@ -513,18 +513,22 @@ class Handlers:
         if seat is None:
             raise FlowError("toast.not_in_game")
         state = game.engine_state()
-        if state.step != step:
-            raise FlowError("toast.stale")
+        if step > state.step:
+            raise FlowError("toast.stale")  # no keyboard of ours shows a step to come
+        # Like a move, a keyboard change from an older keyboard still counts while it
+        # makes sense now; the mode then belongs to the current step.
         if button.op == "pick":
             card = button.card
             if not any(isinstance(a, Beat) and a.card == card for a in legal_actions(state, seat)):
+                if step < state.step:
+                    raise await self.moved_on(query, chat_id)
                 raise FlowError("toast.illegal")
             assert card is not None
-            self.games.set_mode(chat_id, user_id, gid, step, ("pick", int(card)))
+            self.games.set_mode(chat_id, user_id, gid, state.step, ("pick", int(card)))
         elif button.op == "leave":
-            self.games.set_mode(chat_id, user_id, gid, step, ("leave", 0))
+            self.games.set_mode(chat_id, user_id, gid, state.step, ("leave", 0))
         else:
-            self.games.set_mode(chat_id, user_id, gid, step, None)
+            self.games.set_mode(chat_id, user_id, gid, state.step, None)
         return None
 
     async def moved_on(self, query: CallbackQuery, chat_id: int) -> FlowError:

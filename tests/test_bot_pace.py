@@ -130,8 +130,9 @@ def test_table_timing_scales_the_human_clocks_only() -> None:
     assert flow.table_timing(game, TIMING) == TIMING
     fast = flow.table_timing(paced(game, "fast"), TIMING)
     relaxed = flow.table_timing(paced(game, "relaxed"), TIMING)
-    assert (fast.turn_timeout, fast.throw_in_window) == (30.0, 3.5)
+    assert (fast.turn_timeout, fast.throw_in_window, fast.remind_before) == (30.0, 3.5, 7.5)
     assert (relaxed.turn_timeout, relaxed.throw_in_window) == (120.0, 14.0)
+    assert relaxed.remind_before == 30.0
     assert fast.ai_delay == relaxed.ai_delay == TIMING.ai_delay
     assert fast.notify_quiet == TIMING.notify_quiet
 
@@ -144,6 +145,8 @@ def test_the_flow_schedules_turns_and_throw_in_windows_at_the_tables_pace(
     game, _ = flow.start(game, at(0.0), GID, ANN.user_id, [])
     state = game.engine_state()
     assert game.turn_deadline == TIMING.turn_timeout * factor
+    # The reminder before a timeout keeps its share of the turn.
+    assert game.reminder_due == (TIMING.turn_timeout - TIMING.remind_before) * factor
     # Play on until the defender is done and only throw-ins are left.
     now = 0.0
     while must_act(state).kind != "throw_in":

@@ -31,12 +31,14 @@ class Timing:
     """A player idle longer than this gets a new (notifying) hand message."""
     throw_in_window: float = 7.0
     """Seconds attackers have to add cards once the defender is done."""
+    remind_before: float = 15.0
+    """Seconds before a player's own turn times out that they get a notifying reminder."""
 
 
 PACE_FACTORS: Final[dict[Pace, float]] = {"relaxed": 2.0, "normal": 1.0, "fast": 0.5}
-"""How a table's pace scales the human clocks (the turn timeout and the throw-in
-window): relaxed doubles them, fast halves them. The computer's delay stays: it is
-there so people can follow, whatever the pace."""
+"""How a table's pace scales the human clocks (the turn timeout, the throw-in window and
+the reminder before a timeout): relaxed doubles them, fast halves them. The computer's
+delay stays: it is there so people can follow, whatever the pace."""
 
 
 def table_timing(game: ChatGame, timing: Timing) -> Timing:
@@ -49,6 +51,7 @@ def table_timing(game: ChatGame, timing: Timing) -> Timing:
         timing,
         turn_timeout=timing.turn_timeout * factor,
         throw_in_window=timing.throw_in_window * factor,
+        remind_before=timing.remind_before * factor,
     )
 
 

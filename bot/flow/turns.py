@@ -22,8 +22,6 @@ from engine import (
 )
 
 TIMEOUTS_BEFORE_HANDOVER = 3
-REMIND_BEFORE = 15.0
-"""Seconds before a player's own turn times out that they get a notifying reminder."""
 AUTO_STEPS_KEPT = 40
 """Automatic moves remembered for the log's ⏱ marks (the log shows two bouts at most)."""
 
@@ -230,9 +228,9 @@ def schedule(game: ChatGame, state: State, moment: Moment) -> None:
         # A reminder only for a player's own turn, and only when the turn is long
         # enough that it comes well after the move was asked for.
         own = turn.player is not None and game.seats[turn.player].human
-        long_enough = window >= 3 * REMIND_BEFORE
+        long_enough = window >= 3 * timing.remind_before
         due = game.turn_deadline
-        game.reminder_due = due - REMIND_BEFORE if own and long_enough and due else None
+        game.reminder_due = due - timing.remind_before if own and long_enough and due else None
     if any(game.seats[s].computer for s in seats):
         if game.ai_due is None or game.ai_due <= moment.now:
             game.ai_due = moment.now + moment.timing.ai_delay

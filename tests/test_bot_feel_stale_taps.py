@@ -18,10 +18,14 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+import deck_builder
 import pytest
 from conftest import Harness, open_lobby, press
 
-from bot import handlers
+from bot import callbacks, flow, handlers
+from bot.flow import Moment
+from bot.storage import Write
+from engine import Card
 from locales import translator
 
 pytestmark = pytest.mark.filterwarnings("ignore:Deprecated since version v22.2")
@@ -189,3 +193,88 @@ async def test_under_one_percent_of_taps_are_out_of_date_at_human_pace(
         assert taps >= 100  # a whole 4-player game: enough taps for a 1% figure
         assert through > 0, "no tap ever raced a change: the test measured nothing"
         assert rate < REJECTED_LIMIT
+
+
+async def test_a_pick_from_an_older_keyboard_counts_while_its_beat_is_still_legal(
+    make_harness: Any,
+) -> None:
+    """Bob picks a trump to beat one of two eights while Carl throws in a third: his
+    pick (made on the keyboard before Carl's card) still leads to its targets."""
+    ann, bob, carl = 41, 42, 43
+    async with make_harness() as h:
+        for user, name in ((ann, "Ann"), (bob, "Bob"), (carl, "Carl")):
+            h.emu.add_user(user, name)
+        h.emu.add_group(GROUP, "Pick Club", members=[ann, bob, carl], admins=[], creator=ann)
+        await h.start_bot()
+        for user in (ann, bob, carl):
+            await h.emu.user_starts_bot(user)
+            await h.wait_text(user, "Hi!")
+        lobby = await open_lobby(h, GROUP, ann)
+        await press(h, bob, GROUP, lobby.message_id, text="Join")
+        await press(h, carl, GROUP, lobby.message_id, text="Join")
+        await h.wait_text(GROUP, "3. ")
+        await press(h, ann, GROUP, lobby.message_id, text="Start")
+        await h.wait_text(GROUP, "Trump:")
+        await h.settle()
+        # A known deal: Ann (lowest trump) leads two eights at Bob, who holds two trumps
+        # that beat either; Carl holds the third eight.
+        rules = (await h.table(GROUP)).rules
+        state = deck_builder.game(
+            ["6♥ 8♠ 8♣ 10♦ J♦ Q♦", "9♥ 10♥ 6♠ 6♣ 7♠ 7♣", "8♦ 9♠ 9♣ 10♠ 10♣ J♣"],
+            "K♥",
+            rules=rules,
+        )
+        moment = Moment(h.clock(), h.games.timing)
+
+        def deal(table: Any) -> Write[None]:
+            table.state = state.to_dict()
+            table.last_seen_step = -1
+            flow.schedule(table, state, moment)
+            return Write(table, None)
+
+        await h.games.storage.update_table(GROUP, deal)
+        table = await h.table(GROUP)
+        h.games.box.refresh(table)
+        await h.settle()
+
+        def button(user: int, step: int, move: str) -> tuple[int, str] | None:
+            shown = screen(h, user)
+            if shown is None:
+                return None
+            for data in shown.buttons:
+                parts = data.split(":")
+                if int(parts[3]) == step and parts[4] == move:
+                    return shown.message_id, data
+            return None
+
+        def code(*names: str) -> str:
+            return "".join(callbacks.ALPHABET[int(Card.parse(n))] for n in names)
+
+        lead = await h.emu.wait_for(lambda: button(ann, 0, "a" + code("8♠", "8♣")), 10)
+        await press(h, ann, ann, lead[0], data=lead[1])
+        pick = await h.emu.wait_for(lambda: button(bob, 1, "b" + code("9♥")), 10)
+        throw = await h.emu.wait_for(lambda: button(carl, 1, "a" + code("8♦")), 10)
+        await press(h, carl, carl, throw[0], data=throw[1])
+        await h.settle()
+        assert (await h.table(GROUP)).engine_state().step == 2
+        # Bob's tap on the keyboard he saw before Carl's card: not out of date.
+        handle = await h.emu.user_sends_callback(bob, bob, pick[0], pick[1])
+        answer = await handle.answer(5)
+        assert answer.text is None
+        # Only the pick mode shows beat buttons here (both trumps beat all three eights).
+        targets = await h.emu.wait_for(
+            lambda: [
+                data
+                for data in (screen(h, bob) or Screen(0, "", ())).buttons
+                if data.split(":")[4][0] == "B"
+            ],
+            10,
+        )
+        # Any eight is a target of the trump nine; a target tap beats it.
+        assert all(data.split(":")[4][2] == code("9♥") for data in targets)
+        assert len(targets) == 3
+        mid = (screen(h, bob) or Screen(0, "", ())).message_id
+        await press(h, bob, bob, mid, data=targets[0])
+        await h.settle()
+        after = (await h.table(GROUP)).engine_state()
+        assert Card.parse("9♥") in [beat for _, beat in after.table if beat is not None]

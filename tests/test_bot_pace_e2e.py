@@ -83,9 +83,9 @@ async def test_a_fast_tables_throw_in_window_closes_at_half_the_time(make_harnes
         assert windows, "no throw-in window in this game"
         assert turns, "Ann never had a move"
         # Each window was half the normal one (less only the real time the test took to
-        # look at it), and each turn half the normal turn.
-        assert all(WINDOW / 2 - 2.0 < w <= WINDOW / 2 for w in windows), windows
-        assert all(TURN / 2 - 2.0 < t <= TURN / 2 for t in turns), turns
+        # look at it, a few seconds at most on a loaded machine), each turn half a turn.
+        assert all(WINDOW / 2 - 3.0 < w <= WINDOW / 2 for w in windows), windows
+        assert all(TURN / 2 - 3.0 < t <= TURN / 2 for t in turns), turns
         table = await h.table(GROUP)
         assert table.auto_steps, "the closed windows were automatic passes"
         print(f"fast pace: throw-in windows {[round(w, 2) for w in windows]} s")

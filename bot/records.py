@@ -133,7 +133,11 @@ class ChatGame(BaseModel):
         return [s.user_id for s in self.seats if s.human and s.user_id is not None]
 
     def to_json(self) -> str:
-        return self.model_dump_json(by_alias=True)
+        # A normal pace is left out, so the record stays readable by code from before the
+        # field (extra fields are refused): a rolling deploy or a rollback only trips on
+        # tables set to another pace.
+        exclude = {"pace"} if self.pace == "normal" else None
+        return self.model_dump_json(by_alias=True, exclude=exclude)
 
 
 Table = ChatGame

@@ -57,10 +57,15 @@ async def test_a_record_stored_without_a_pace_loads_as_normal(path: Path) -> Non
     game = await storage.load_table(chat_id)
     assert game is not None and game.pace == "normal"
     assert game.schema_version == 1  # additive: no new schema version
-    # It is written back with the field, and reads the same.
+    # Written back as it was (a normal pace is left out, so code from before the field
+    # still reads it), and read the same.
     stored = json.loads(game.to_json())
-    assert stored["pace"] == "normal"
+    assert "pace" not in stored
     assert ChatGame.model_validate_json(game.to_json()) == game
+    # Another pace is stored, and read back.
+    fast = game.model_copy(update={"pace": "fast"})
+    assert json.loads(fast.to_json())["pace"] == "fast"
+    assert ChatGame.model_validate_json(fast.to_json()).pace == "fast"
 
 
 # --- the lobby option --------------------------------------------------------------------

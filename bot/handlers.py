@@ -20,8 +20,6 @@ from typing import Any
 from telegram import (
     CallbackQuery,
     Chat,
-    InlineKeyboardButton,
-    InlineKeyboardMarkup,
     Update,
     User,
 )
@@ -52,7 +50,6 @@ from locales import (
     how_to_play,
     language_name,
     negotiate,
-    rules_short,
     rules_text,
 )
 from locales import translator as get_translator
@@ -275,8 +272,9 @@ class Handlers:
         self.games.box.say(chat.id, content)
 
     async def rules(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        """The rules in brief, with a button for the full text: in a group, of its lobby
-        or game; in private, of the reader's current game (the default when none)."""
+        """The rules in brief, with buttons for the full text and each of its sections:
+        in a group, of its lobby or game; in private, of the reader's current game (the
+        default when none)."""
         chat, user = update.effective_chat, update.effective_user
         if chat is None or user is None:
             return
@@ -285,19 +283,12 @@ class Handlers:
             game = await self.current_game(user.id)
         else:
             game = await self.storage.load_table(chat.id)
-        rules = game.rules if game is not None else Rules()
-        target, lang = chat.id, tr.lang
+        target, reader_tr = chat.id, tr
         if chat.type != ChatType.PRIVATE and (await self.storage.user(user.id)).dm_open:
             # The text goes to the private chat, in the reader's own language.
-            target, lang = user.id, (await self.user_tr(user.id, user.language_code)).lang
+            target, reader_tr = user.id, await self.user_tr(user.id, user.language_code)
             self.say(chat.id, tr.t("rules.sent_dm", name=short_name(user.full_name)))
-        full = callbacks.encode_rules(game.chat_id if game is not None else 0)
-        button = InlineKeyboardButton(
-            get_translator(lang).t("rules.full_button"), callback_data=full
-        )
-        self.games.box.say(
-            target, Rendered(rules_short(rules, lang), InlineKeyboardMarkup([[button]]))
-        )
+        self.games.box.say(target, render.rules_message(game, self.games.timing, reader_tr))
 
     async def current_game(self, user_id: int) -> ChatGame | None:
         """The running game ``user_id`` plays in, if any (a rare command: a scan is fine)."""
@@ -318,11 +309,14 @@ class Handlers:
             lang = (await self.user_tr(user.id, user.language_code)).lang
         else:
             lang = (await self.games.group_translator(message.chat.id)).lang
+        pace = render.table_pace(game, self.games.timing)
         texts = rules_text(
             rules,
             lang,
-            turn_timeout=int(self.games.timing.turn_timeout),
+            turn_timeout=round(pace.turn_timeout),
             max_timeouts=flow.TIMEOUTS_BEFORE_HANDOVER,
+            pace=pace,
+            section=button.section,
         )
         for text in texts:
             self.say(message.chat.id, text)
@@ -534,18 +528,22 @@ class Handlers:
         if seat is None:
             raise FlowError("toast.not_in_game")
         state = game.engine_state()
-        if state.step != step:
-            raise FlowError("toast.stale")
+        if step > state.step:
+            raise FlowError("toast.stale")  # no keyboard of ours shows a step to come
+        # Like a move, a keyboard change from an older keyboard still counts while it
+        # makes sense now; the mode then belongs to the current step.
         if button.op == "pick":
             card = button.card
             if not any(isinstance(a, Beat) and a.card == card for a in legal_actions(state, seat)):
+                if step < state.step:
+                    raise await self.moved_on(query, chat_id)
                 raise FlowError("toast.illegal")
             assert card is not None
-            self.games.set_mode(chat_id, user_id, gid, step, ("pick", int(card)))
+            self.games.set_mode(chat_id, user_id, gid, state.step, ("pick", int(card)))
         elif button.op == "leave":
-            self.games.set_mode(chat_id, user_id, gid, step, ("leave", 0))
+            self.games.set_mode(chat_id, user_id, gid, state.step, ("leave", 0))
         else:
-            self.games.set_mode(chat_id, user_id, gid, step, None)
+            self.games.set_mode(chat_id, user_id, gid, state.step, None)
         return None
 
     async def moved_on(self, query: CallbackQuery, chat_id: int) -> FlowError:

@@ -62,6 +62,14 @@ MAX_REMEMBERED = 20_000
 """Digests, modes and unconfirmed sends kept (least recently written forgotten first)."""
 
 
+class SendBusy(Exception):
+    """Another worker is sending this message's replacement right now: look again soon
+    (its id will be in the record then, and an edit is all that is left to do)."""
+
+
+SEND_BUSY_RETRY = 0.3
+
+
 @dataclass
 class ReplyScope:
     """The command being answered: its replies merge with a pending reply of that kind."""
@@ -401,6 +409,9 @@ class Outbox:
                     log.warning("429 in chat %s: retrying in %ss", lane.chat_id, seconds)
                     lane.pacer.back_off(seconds)
                     self._requeue(lane, key, job)
+                except SendBusy:
+                    lane.pacer.back_off(SEND_BUSY_RETRY)
+                    self._requeue(lane, key, job)
                 except ChatMigrated as err:
                     self._requeue(lane, key, job)
                     await self._migrated(lane, err.new_chat_id)
@@ -507,13 +518,16 @@ class Outbox:
         slot: Hashable,
         reconcile: bool = False,
         on_new: Callable[[int], Awaitable[None]] | None = None,
+        still_due: Callable[[], Awaitable[bool]] | None = None,
     ) -> int | None:
         """Show ``content`` in ``message_id`` (or a new message); returns a new id if sent.
 
         ``slot`` names the message's role (the table, one user's hand) for remembering
         a send that timed out: its content counts as shown until the next change, or
         (``reconcile``) until ``reconcile_after`` passed without anyone using it.
-        ``on_new`` stores a new message's id at once, before anything else is sent."""
+        ``on_new`` stores a new message's id at once, before anything else is sent;
+        ``still_due`` re-reads, once this worker alone may send, whether the new message is
+        still wanted (another worker may have sent it since this job read the record)."""
         chat_id = lane.chat_id
         digest = content.digest()
         if message_id is not None and not force_new:
@@ -559,23 +573,32 @@ class Outbox:
             if fresh or not reconcile:
                 self.stats.skipped += 1  # possibly showing already: wait for a change
                 return None
-        await self._pace(lane)
+        claim = ":".join(str(part) for part in (slot if isinstance(slot, tuple) else (slot,)))
+        if not await self.storage.claim_send(chat_id, claim):
+            raise SendBusy(chat_id, claim)
         try:
-            message = await self.bot.send_message(
-                chat_id, content.text, parse_mode="HTML", reply_markup=content.markup
-            )
-        except TelegramError as err:
-            if not possibly_applied(err):
-                raise
-            self.stats.unconfirmed += 1
-            self.unconfirmed[(chat_id, slot)] = (digest, self.clock())
-            log.warning("send to chat %s timed out; treating it as shown", chat_id)
-            return None
-        self.unconfirmed.pop((chat_id, slot), None)
-        self.stats.sent += 1
-        self.digests[(chat_id, message.message_id)] = digest
-        if on_new is not None:
-            await on_new(message.message_id)
+            if still_due is not None and not await still_due():
+                raise SendBusy(chat_id, claim)  # sent meanwhile: start over from the record
+            await self._pace(lane)
+            try:
+                message = await self.bot.send_message(
+                    chat_id, content.text, parse_mode="HTML", reply_markup=content.markup
+                )
+            except TelegramError as err:
+                if not possibly_applied(err):
+                    raise
+                self.stats.unconfirmed += 1
+                self.unconfirmed[(chat_id, slot)] = (digest, self.clock())
+                log.warning("send to chat %s timed out; treating it as shown", chat_id)
+                return None
+            self.unconfirmed.pop((chat_id, slot), None)
+            self.stats.sent += 1
+            self.digests[(chat_id, message.message_id)] = digest
+            if on_new is not None:
+                await on_new(message.message_id)
+        finally:
+            with contextlib.suppress(RedisError):
+                await self.storage.release_send(chat_id, claim)
         if message_id is not None:
             self.digests.pop((chat_id, message_id), None)
             await self.retire(chat_id, message_id)
@@ -605,6 +628,13 @@ class Outbox:
             async def store(new_id: int) -> None:
                 await self._store_group_id(table.chat_id, table.game_id, lobby, new_id)
 
+            async def still_due() -> bool:
+                now = await self.storage.load_table(chat_id)
+                shown = (
+                    None if now is None else now.lobby_message_id if lobby else now.table_message_id
+                )
+                return now is not None and now.game_id == table.game_id and shown == current
+
             new_id = await self._edit_or_send(
                 lane,
                 content,
@@ -612,6 +642,7 @@ class Outbox:
                 force_new=False,
                 slot=("group", table.game_id),
                 on_new=store,
+                still_due=still_due,
             )
             shown = new_id or current
             if table.phase in ("lobby", "playing") and shown is not None:
@@ -657,6 +688,14 @@ class Outbox:
                     table.chat_id, table.game_id, seat, new_id, user_id, owed.rev
                 )
 
+            async def still_due() -> bool:
+                now = await self.storage.load_table(chat_id)
+                if now is None or now.game_id != table.game_id or seat >= len(now.seats):
+                    return False
+                if now.seats[seat].hand_message_id != info.hand_message_id:
+                    return False
+                return not notify or user_id in (await self.storage.owed_output(chat_id)).notify
+
             new_id = await self._edit_or_send(
                 lane,
                 content,
@@ -665,6 +704,7 @@ class Outbox:
                 slot=slot,
                 reconcile=table.phase == "playing",
                 on_new=store,
+                still_due=still_due,
             )
             on_screen = new_id is not None or info.hand_message_id is not None
             confirmed = on_screen and (lane.chat_id, slot) not in self.unconfirmed

@@ -36,8 +36,8 @@ Operation = Callable[Concatenate[ChatGame | None, Moment, P], Outcome]
 
 
 CRASH_AFTER_COMMIT = "DURAK_CRASH_AFTER_COMMIT"
-"""Fault tests only: the worker exits at once after its N-th committed move, before any
-output is sent (what a power cut there would do)."""
+"""Fault tests only: the worker exits at once after its N-th committed move (or, with
+"end", after the move that ends a game), before any output is sent (a power cut there)."""
 CRASH_EXIT_CODE = 86
 
 
@@ -76,7 +76,7 @@ class Games:
         self.app_buttons: AppButtons | None = None
         self.scheduler.sweep = self.sweep_output
         self._commits = 0
-        self._crash_after = int(os.environ.get(CRASH_AFTER_COMMIT, "0"))
+        self._crash_after = os.environ.get(CRASH_AFTER_COMMIT, "")
 
     @property
     def box(self) -> Outbox:
@@ -100,15 +100,18 @@ class Games:
             return Write(game, (game, effects), stats=effects.stats, output=owed[0])
 
         game, effects = await self.storage.update_table(chat_id, step)
-        self._crash_point()
+        if self._crash_after:
+            self._crash_point(effects.ended)
         metrics.move_applied(getattr(operation, "__name__", "operation"))
         await self.after(game, effects, owed[0])
         return game
 
-    def _crash_point(self) -> None:
+    def _crash_point(self, ended: bool) -> None:
         self._commits += 1
-        if self._crash_after and self._commits == self._crash_after:
-            log.error("%s=%d: exiting right after the commit", CRASH_AFTER_COMMIT, self._commits)
+        at = self._crash_after
+        if (at == "end" and ended) or at == str(self._commits):
+            log.error("%s=%s: exiting right after the commit", CRASH_AFTER_COMMIT, at)
+            logging.shutdown()
             os._exit(CRASH_EXIT_CODE)
 
     async def after(self, game: ChatGame, effects: Effects, owed: Owed) -> None:

@@ -131,6 +131,14 @@ OUTPUT_LEASE = float(os.environ.get("DURAK_OUTPUT_LEASE", "10"))
 over. The holder renews it while it is still sending, so only a dead (or frozen) worker
 loses it. Tests shorten it; production has no reason to."""
 OUTPUT_SWEEP_EVERY = min(1.0, OUTPUT_LEASE / 4)
+SEND_CLAIM_MS = int(2000 * OUTPUT_LEASE)
+"""How long one worker alone may send a message's replacement: a send slower than this
+(Telegram answering very late) is the one case where two workers may both send it."""
+
+
+def sending_key(chat_id: int, slot: str) -> str:
+    return f"durak:{{{chat_id}}}:sending:{slot}"
+
 
 ALL_TIMER_KEYS = (TIMERS_KEY, *(timers_key(n) for n in range(SHARDS)))
 ALL_RUNNING_KEYS = (RUNNING_KEY, *(running_key(n) for n in range(SHARDS)))
@@ -442,6 +450,17 @@ class Storage:
                 except WatchError:
                     metrics.storage_conflict()
         raise StorageConflict(f"output of chat {chat_id} kept changing")
+
+    async def claim_send(self, chat_id: int, slot: str) -> bool:
+        """True for one worker at a time: the one that may send ``slot``'s new message
+        (a hand that notifies, a first table message) until ``release_send``. A claim
+        whose worker died ends after ``SEND_CLAIM`` seconds."""
+        return bool(
+            await self.redis.set(sending_key(chat_id, slot), "1", nx=True, px=SEND_CLAIM_MS)
+        )
+
+    async def release_send(self, chat_id: int, slot: str) -> None:
+        await self.redis.delete(sending_key(chat_id, slot))
 
     async def release_output(self, chat_id: int) -> None:
         """This process showed everything the chat owed: drop its index entry, unless a

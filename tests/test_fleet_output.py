@@ -1,0 +1,275 @@
+"""Output that survives any crash: what a move must show is stored with the move, so when
+the worker that made it dies before (or while) sending, another worker sends it.
+
+Real ``python -m bot`` webhook workers on a real redis-server behind a test front; the
+players press the buttons the emulator shows them, so a hand left stale by a dead worker
+stalls the game until another worker takes its output over (turn timers are long here:
+no timer move re-renders anything meanwhile).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import signal
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import aiohttp
+import pytest
+from redis.asyncio import Redis
+from support.fleet import Front, Worker, start_worker, stop_workers, wait_ready
+from support.harness import hand_buttons
+
+from bot import render
+from bot.records import ChatGame
+from bot.service import CRASH_AFTER_COMMIT, CRASH_EXIT_CODE
+from bot.storage import Storage, output_index_key, shard_of, stats_key
+from locales import negotiate, translator
+from sandbox.emulator import BotApiEmulator, EmuMessage
+
+TOKEN = "5550006:fleet-output-token-secret"
+BOT = "durak_output_bot"
+GROUP = -100777
+ANN, BOB = 61, 62
+LEASE = 1.0
+WORKER_ENV = {
+    "DURAK_OUTPUT_LEASE": str(LEASE),
+    "TURN_TIMEOUT": "300",
+    "GROUP_EDIT_INTERVAL": "0",
+    "GROUP_MAX_PER_MINUTE": "100000",
+    "PRIVATE_INTERVAL": "0",
+    "CALM_DELAY": "0",
+    "NOTIFY_QUIET": "0",
+    "GLOBAL_RATE": "1000",
+    "LOG_LEVEL": "INFO",
+}
+GAME_OVER = "Game over"
+PREFERENCE = "pBabt"
+"""Which move a player prefers (as in ``support.harness.play_out``): a short game."""
+STALL = 15.0
+"""Longest wait for the next button: a takeover needs about a lease and a sweep."""
+
+
+@dataclass
+class Fleet:
+    tmp: Path
+    emu: BotApiEmulator
+    redis_url: str
+    front: Front
+    front_url: str
+    http: aiohttp.ClientSession
+    workers: list[Worker] = field(default_factory=list)
+
+    async def add(self, **env: str) -> Worker:
+        worker = await start_worker(
+            self.tmp,
+            token=TOKEN,
+            emu_url=self.emu.url,
+            redis_url=self.redis_url,
+            front=self.front_url,
+            env=WORKER_ENV | env,
+        )
+        self.workers.append(worker)
+        await wait_ready(self.http, worker)
+        self.front.ports.append(worker.port)
+        return worker
+
+    def alive(self) -> list[Worker]:
+        return [w for w in self.workers if w.process.returncode is None]
+
+    def retire(self, worker: Worker) -> None:
+        with contextlib.suppress(ValueError):
+            self.front.ports.remove(worker.port)
+
+
+@contextlib.asynccontextmanager
+async def fleet(tmp: Path, redis_url: str, *, spread: bool) -> AsyncIterator[Fleet]:
+    async with BotApiEmulator() as emu, aiohttp.ClientSession() as http:
+        emu.add_bot(TOKEN, username=BOT)
+        for uid, name in ((ANN, "Ann"), (BOB, "Bob")):
+            emu.add_user(uid, name)
+        emu.add_group(GROUP, "Output Club", members=[ANN, BOB], creator=ANN)
+        front = Front([], spread=spread)
+        running = Fleet(tmp, emu, redis_url, front, await front.start(), http)
+        try:
+            yield running
+        finally:
+            await stop_workers(running.workers)
+            await front.stop()
+
+
+@pytest.fixture
+async def redis(redis_server: str) -> AsyncIterator[Redis]:
+    client: Redis = Redis.from_url(redis_server)
+    await client.flushdb()
+    yield client
+    await client.flushdb()
+    await client.aclose()
+
+
+async def open_game(emu: BotApiEmulator) -> dict[int, int]:
+    """Lobby, join, start; returns each player's last private message id before it."""
+    greeted = {}
+    for uid in (ANN, BOB):
+        await emu.user_starts_bot(uid)
+        greeted[uid] = (await emu.wait_for_message(uid, timeout=15)).message_id
+    await emu.user_sends(ANN, GROUP, "/newgame")
+    lobby = await emu.wait_for(
+        lambda: next((m for m in emu.messages(GROUP) if m.from_bot), None), 15, what="lobby"
+    )
+    for user, label, shown in ((BOB, "Join", "2. Bob"), (ANN, "Start", "Trump:")):
+        handle = await emu.user_presses(user, GROUP, lobby.message_id, text=label)
+        await asyncio.wait_for(handle.answer(), 15)
+        await emu.wait_for(
+            lambda shown=shown: any(shown in m.text for m in emu.messages(GROUP)), 15, what=shown
+        )
+    return greeted
+
+
+async def play(
+    emu: BotApiEmulator, between: Callable[[int], Awaitable[None]] | None = None
+) -> EmuMessage:
+    """Press legal buttons until the result comes; ``between(n)`` runs before press n."""
+    pressed: set[tuple[int, int, str]] = set()
+
+    def over() -> EmuMessage | None:
+        return next((m for m in emu.messages(GROUP) if m.from_bot and GAME_OVER in m.text), None)
+
+    def candidate() -> tuple[int, int, str] | None:
+        options = [
+            (-step, PREFERENCE.index(data.split(":")[4][0]), user, mid, data)
+            for user in (ANN, BOB)
+            for step, mid, data in hand_buttons(emu, user)
+            if data.split(":")[4][0] in PREFERENCE and (user, mid, data) not in pressed
+        ]
+        return min(options)[2:] if options else None
+
+    for n in range(3000):
+        if between is not None:
+            await between(n)
+        found = await emu.wait_for(lambda: over() or candidate(), STALL, what="a move")
+        if isinstance(found, EmuMessage):
+            return found
+        pressed.add(found)
+        user, mid, data = found
+        with contextlib.suppress(Exception):  # a refused (stale) button is part of play
+            handle = await emu.user_presses(user, user, mid, data=data)
+            await asyncio.wait_for(handle.answer(), 10)
+    raise AssertionError("the game did not end")
+
+
+async def assert_everything_shows_the_end(
+    emu: BotApiEmulator, redis: Redis, greeted: dict[int, int]
+) -> ChatGame:
+    """The game finished once, every message shows the stored final state, nothing that
+    notifies was sent twice, the stats counted it once and no output is owed any more."""
+    store = Storage(redis, finished_ttl=3600, idle_ttl=3600)
+    game = await store.load_table(GROUP)
+    assert game is not None and game.phase == "finished"
+    tr = translator(negotiate((await store.chat_settings(GROUP)).lang))
+    expected = {(GROUP, game.table_message_id): render.table_message(game, tr, BOT).text}
+    for seat, info in enumerate(game.seats):
+        assert info.user_id is not None and info.hand_message_id is not None
+        expected[(info.user_id, info.hand_message_id)] = render.hand_message(
+            game, seat, translator(negotiate(info.lang)), now=time.time()
+        ).text
+
+    def shown() -> dict[tuple[int, int | None], str]:
+        return {
+            (chat, m.message_id): m.html
+            for chat in (GROUP, ANN, BOB)
+            for m in emu.messages(chat)
+            if (chat, m.message_id) in expected
+        }
+
+    await emu.wait_for(lambda: shown() == expected or None, STALL, what="the final state")
+    group = [m.text for m in emu.messages(GROUP) if m.from_bot]
+    assert sum(GAME_OVER in text for text in group) == 1  # the result once, not twice
+    assert len(group) == len(set(group)), group  # no group message twice
+    for seat in game.seats:
+        assert seat.user_id is not None
+        # Every hand sent as a new message replaced (deleted) the one before: one is left.
+        since = [m for m in emu.messages(seat.user_id) if m.message_id > greeted[seat.user_id]]
+        assert [m.message_id for m in since if m.from_bot] == [seat.hand_message_id]
+    stats = await redis.hgetall(stats_key(GROUP))
+    assert int(stats[f"{ANN}:played".encode()]) == 1
+    assert int(stats[f"{BOB}:played".encode()]) == 1
+    owed = await store.owed_output(GROUP)
+    assert owed.complete and owed.rev > 0, owed
+    # The index entry goes with the last output (or, left by a dead worker, at a sweep).
+    async with asyncio.timeout(3 * LEASE + 5):
+        while await redis.zscore(output_index_key(shard_of(GROUP)), str(GROUP)) is not None:
+            await asyncio.sleep(0.1)  # polling Redis: it has no event to wait on here
+    return game
+
+
+async def test_a_worker_dying_right_after_a_commit_leaves_its_output_to_another(
+    tmp_path: Path, redis_server: str, redis: Redis
+) -> None:
+    """The front sends everything to the first live worker: the first dies right after
+    its 6th commit (mid-game), the second right after the commit that ends the game, both
+    before sending anything; the third finishes all they owed (table, hands, results)."""
+    async with fleet(tmp_path, redis_server, spread=False) as f:
+        first = await f.add(**{CRASH_AFTER_COMMIT: "6"})
+        second = await f.add(**{CRASH_AFTER_COMMIT: "end"})
+        third = await f.add()
+        greeted = await open_game(f.emu)
+        await play(f.emu)
+        await assert_everything_shows_the_end(f.emu, redis, greeted)
+        assert first.process.returncode == CRASH_EXIT_CODE
+        await asyncio.wait_for(second.process.wait(), 5)
+        assert second.process.returncode == CRASH_EXIT_CODE
+        assert third.process.returncode is None
+
+
+async def test_kill_9_at_random_moments_loses_nothing(
+    tmp_path: Path, redis_server: str, redis: Redis
+) -> None:
+    """Three workers share the updates; three times a random one is killed with SIGKILL
+    between random presses (a fresh one joins each time)."""
+    chance = random.Random(12)
+    async with fleet(tmp_path, redis_server, spread=True) as f:
+        for _ in range(3):
+            await f.add()
+        greeted = await open_game(f.emu)
+        kills = sorted(chance.sample(range(2, 30), 3))
+        killed: list[Worker] = []
+
+        async def between(n: int) -> None:
+            if n in kills:
+                victim = chance.choice(f.alive())
+                victim.process.kill()  # SIGKILL: no chance to hand anything back
+                await asyncio.wait_for(victim.process.wait(), 5)
+                f.retire(victim)
+                killed.append(victim)
+                await f.add()
+
+        await play(f.emu, between)
+        await assert_everything_shows_the_end(f.emu, redis, greeted)
+        assert [w.process.returncode for w in killed] == [-signal.SIGKILL] * 3
+
+
+async def test_a_rolling_restart_mid_game_loses_nothing(
+    tmp_path: Path, redis_server: str, redis: Redis
+) -> None:
+    """Each of three workers in turn gets SIGTERM mid-game (it stops taking updates,
+    hands back what it owes and exits within the grace) and a new one takes its place."""
+    async with fleet(tmp_path, redis_server, spread=True) as f:
+        old = [await f.add() for _ in range(3)]
+        greeted = await open_game(f.emu)
+
+        async def between(n: int) -> None:
+            if n in (3, 6, 9):
+                worker = old[n // 3 - 1]
+                f.retire(worker)  # the proxy drains it first, as a deployment would
+                worker.process.send_signal(signal.SIGTERM)
+                await asyncio.wait_for(worker.process.wait(), 12)
+                await f.add()
+
+        await play(f.emu, between)
+        await assert_everything_shows_the_end(f.emu, redis, greeted)
+        assert [w.process.returncode for w in old] == [0, 0, 0]

@@ -40,7 +40,7 @@ from bot.hand_modes import HandMode as HandMode  # defined by the service's side
 from bot.pacing import ChatPacer, GlobalLimiter
 from bot.records import Table
 from bot.render import Rendered
-from bot.storage import OwedOutput, Storage, Write
+from bot.storage import OwedOutput, Reowe, Storage, Write, delete_field
 
 log = logging.getLogger(__name__)
 
@@ -235,6 +235,16 @@ class Outbox:
                 self.refresh_hand(chat_id, user)
         for note_id in owed.notes:
             self.send_note(chat_id, note_id, render_note)
+        for where, message_id in owed.deletes:
+            self._retire_owed(chat_id, where, message_id)
+
+    def _retire_owed(self, owed_chat: int, chat_id: int, message_id: int) -> None:
+        async def run(lane: Lane, job: Job) -> None:
+            await self.retire(chat_id, message_id)
+
+        job = Job(run, refresh=False, owed_chat=owed_chat)
+        job.settles = (delete_field(chat_id, message_id),)
+        self._enqueue(chat_id, ("retire", message_id), job)
 
     def send_note(self, chat_id: int, note_id: str, render_note: NoteRenderer) -> None:
         """Send an owed note once: it is cleared in Redis right after Telegram took it."""
@@ -517,15 +527,17 @@ class Outbox:
         force_new: bool,
         slot: Hashable,
         reconcile: bool = False,
-        on_new: Callable[[int], Awaitable[None]] | None = None,
+        on_new: Callable[[int, int | None], Awaitable[None]] | None = None,
         still_due: Callable[[], Awaitable[bool]] | None = None,
+        owed_chat: int | None = None,
     ) -> int | None:
         """Show ``content`` in ``message_id`` (or a new message); returns a new id if sent.
 
         ``slot`` names the message's role (the table, one user's hand) for remembering
         a send that timed out: its content counts as shown until the next change, or
         (``reconcile``) until ``reconcile_after`` passed without anyone using it.
-        ``on_new`` stores a new message's id at once, before anything else is sent;
+        ``on_new`` stores a new message's id (and the replaced one's, owed to be deleted
+        from ``owed_chat``'s output) at once, before anything else is sent;
         ``still_due`` re-reads, once this worker alone may send, whether the new message is
         still wanted (another worker may have sent it since this job read the record)."""
         chat_id = lane.chat_id
@@ -595,13 +607,18 @@ class Outbox:
             self.stats.sent += 1
             self.digests[(chat_id, message.message_id)] = digest
             if on_new is not None:
-                await on_new(message.message_id)
+                await on_new(message.message_id, message_id)
         finally:
             with contextlib.suppress(RedisError):
                 await self.storage.release_send(chat_id, claim)
         if message_id is not None:
             self.digests.pop((chat_id, message_id), None)
             await self.retire(chat_id, message_id)
+            if owed_chat is not None and on_new is not None:
+                with contextlib.suppress(RedisError):  # else the sweeper deletes it again
+                    await self.storage.settle_output(
+                        owed_chat, {delete_field(chat_id, message_id): None}
+                    )
         return message.message_id
 
     async def retire(self, chat_id: int, message_id: int) -> None:
@@ -625,8 +642,14 @@ class Outbox:
             if table.phase == "cancelled" and current is None:
                 return
 
-            async def store(new_id: int) -> None:
-                await self._store_group_id(table.chat_id, table.game_id, lobby, new_id)
+            async def store(new_id: int, replaced: int | None) -> None:
+                retire = None if replaced is None else (chat_id, replaced)
+                reowe = Reowe(["group"], job.covers or 0)
+                await self._store_group_id(
+                    table.chat_id, table.game_id, lobby, new_id, retire, reowe
+                )
+                if reowe.newer:
+                    lane.recheck = self.clock()  # show what came meanwhile in it too
 
             async def still_due() -> bool:
                 now = await self.storage.load_table(chat_id)
@@ -643,6 +666,7 @@ class Outbox:
                 slot=("group", table.game_id),
                 on_new=store,
                 still_due=still_due,
+                owed_chat=chat_id,
             )
             shown = new_id or current
             if table.phase in ("lobby", "playing") and shown is not None:
@@ -652,7 +676,15 @@ class Outbox:
 
         return run
 
-    async def _store_group_id(self, chat_id: int, game_id: str, lobby: bool, new_id: int) -> None:
+    async def _store_group_id(
+        self,
+        chat_id: int,
+        game_id: str,
+        lobby: bool,
+        new_id: int,
+        retire: tuple[int, int] | None = None,
+        reowe: Reowe | None = None,
+    ) -> None:
         def change(t: Table | None) -> Write[None]:
             if t is None or t.game_id != game_id:
                 return Write(None, None)
@@ -660,7 +692,7 @@ class Outbox:
                 t.lobby_message_id = new_id
             else:
                 t.table_message_id = new_id
-            return Write(t, None)
+            return Write(t, None, retire=retire, reowe=reowe)
 
         await self.storage.update_table(chat_id, change)
 
@@ -683,10 +715,14 @@ class Outbox:
             # output in Redis, so one notification is sent once whichever worker sends it.
             notify = user_id in owed.notify or (owed.rev == 0 and job.notify)
 
-            async def store(new_id: int) -> None:
+            async def store(new_id: int, replaced: int | None) -> None:
+                retire = None if replaced is None else (user_id, replaced)
+                reowe = Reowe([f"hand:{user_id}"], owed.rev)
                 await self._store_hand_id(
-                    table.chat_id, table.game_id, seat, new_id, user_id, owed.rev
+                    table.chat_id, table.game_id, seat, new_id, user_id, owed.rev, retire, reowe
                 )
+                if reowe.newer:
+                    lane.recheck = self.clock()  # show what came meanwhile in it too
 
             async def still_due() -> bool:
                 now = await self.storage.load_table(chat_id)
@@ -705,6 +741,7 @@ class Outbox:
                 reconcile=table.phase == "playing",
                 on_new=store,
                 still_due=still_due,
+                owed_chat=chat_id,
             )
             on_screen = new_id is not None or info.hand_message_id is not None
             confirmed = on_screen and (lane.chat_id, slot) not in self.unconfirmed
@@ -721,7 +758,15 @@ class Outbox:
         return run
 
     async def _store_hand_id(
-        self, chat_id: int, game_id: str, seat: int, new_id: int, user_id: int, rev: int
+        self,
+        chat_id: int,
+        game_id: str,
+        seat: int,
+        new_id: int,
+        user_id: int,
+        rev: int,
+        retire: tuple[int, int] | None,
+        reowe: Reowe,
     ) -> None:
         """The new hand's id, and its notification marked done, in one transaction: the
         only window for a second notifying send is between Telegram's answer and this."""
@@ -730,6 +775,6 @@ class Outbox:
             if t is None or t.game_id != game_id or seat >= len(t.seats):
                 return Write(None, None)
             t.seats[seat].hand_message_id = new_id
-            return Write(t, None, settle={f"new:{user_id}": rev})
+            return Write(t, None, settle={f"new:{user_id}": rev}, retire=retire, reowe=reowe)
 
         await self.storage.update_table(chat_id, change)

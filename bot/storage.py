@@ -136,6 +136,11 @@ SEND_CLAIM_MS = int(2000 * OUTPUT_LEASE)
 (Telegram answering very late) is the one case where two workers may both send it."""
 
 
+def delete_field(chat_id: int, message_id: int) -> str:
+    """The owed-output field of a replaced message still to delete."""
+    return f"del:{chat_id}:{message_id}"
+
+
 def sending_key(chat_id: int, slot: str) -> str:
     return f"durak:{{{chat_id}}}:sending:{slot}"
 
@@ -196,10 +201,23 @@ class OwedOutput:
     notify: dict[int, int]
     notes: dict[str, dict[str, Any]]
     """Note id -> note; ids sort in the order the notes were made."""
+    deletes: list[tuple[int, int]] = field(default_factory=list)
+    """(chat, message) of messages replaced by a new one and not yet deleted."""
 
     @property
     def complete(self) -> bool:
-        return not (self.targets or self.notify or self.notes)
+        return not (self.targets or self.notify or self.notes or self.deletes)
+
+
+@dataclass
+class Reowe:
+    """A new message's id being stored by a job that rendered revision ``seen``: if a
+    move came since, the targets are owed again (the move's own job may have edited the
+    message this one replaces). ``newer`` tells the job to render again."""
+
+    targets: list[str]
+    seen: int
+    newer: bool = False
 
 
 @dataclass
@@ -212,6 +230,10 @@ class Write(Generic[T]):
     output: Owed | None = None
     """Output this change owes the screen (a move); recorded in the same transaction."""
     settle: dict[str, int | None] = field(default_factory=dict)
+    reowe: Reowe | None = None
+    retire: tuple[int, int] | None = None
+    """(chat, message) replaced by the new message this change stores: to be deleted,
+    owed until it is (a worker that dies first leaves the delete to another)."""
     """Owed-output fields this change fulfils (e.g. a new hand message's id stored):
     each is cleared in the same transaction if it asks for at most that revision."""
 
@@ -371,6 +393,13 @@ class Storage:
                 bound = write.settle[name]
                 if value is not None and (bound is None or int(value) <= bound):
                     fields.stale.append(name)
+        if write.retire is not None:
+            fields.new[delete_field(*write.retire)] = "1"
+        if write.reowe is not None:
+            current = int(await pipe.hget(output_key(chat_id), "rev") or 0)
+            write.reowe.newer = current > write.reowe.seen
+            if write.reowe.newer:
+                fields.new.update({f"owe:{t}": str(current) for t in write.reowe.targets})
         owed = write.output
         if owed is None:
             return fields
@@ -831,7 +860,7 @@ def _note_of(raw: Any) -> dict[str, Any]:
 
 
 def _owed_of(raw: dict[Any, Any]) -> OwedOutput:
-    rev, targets, notify, notes = 0, {}, {}, {}
+    rev, targets, notify, notes, deletes = 0, {}, {}, {}, []
     for key, value in raw.items():
         name, text = _text(key), _text(value)
         kind, _, rest = name.partition(":")
@@ -843,7 +872,10 @@ def _owed_of(raw: dict[Any, Any]) -> OwedOutput:
             notify[int(rest)] = int(text)
         elif kind == "note":
             notes[rest] = _note_of(text)
-    return OwedOutput(rev, targets, notify, dict(sorted(notes.items())))
+        elif kind == "del":
+            chat, _, message = rest.partition(":")
+            deletes.append((int(chat), int(message)))
+    return OwedOutput(rev, targets, notify, dict(sorted(notes.items())), sorted(deletes))
 
 
 def _add_stats(pipe: Any, key: str, delta: StatDelta) -> None:

@@ -27,7 +27,15 @@ from support.harness import hand_buttons
 from bot import render
 from bot.records import ChatGame
 from bot.service import CRASH_AFTER_COMMIT, CRASH_EXIT_CODE
-from bot.storage import Storage, output_index_key, shard_of, stats_key
+from bot.storage import (
+    OUTPUT_LEASE,
+    Owed,
+    Storage,
+    Write,
+    output_index_key,
+    shard_of,
+    stats_key,
+)
 from locales import negotiate, translator
 from sandbox.emulator import BotApiEmulator, EmuMessage
 
@@ -198,12 +206,14 @@ async def assert_everything_shows_the_end(
     stats = await redis.hgetall(stats_key(GROUP))
     assert int(stats[f"{ANN}:played".encode()]) == 1
     assert int(stats[f"{BOB}:played".encode()]) == 1
-    owed = await store.owed_output(GROUP)
-    assert owed.complete and owed.rev > 0, owed
-    # The index entry goes with the last output (or, left by a dead worker, at a sweep).
+    # Nothing stays owed, and the index entry goes with the last of it (or, left by a
+    # dead worker, at a sweep). Polling Redis: it has no event to wait on here.
     async with asyncio.timeout(3 * LEASE + 5):
+        while not (await store.owed_output(GROUP)).complete:
+            await asyncio.sleep(0.1)
         while await redis.zscore(output_index_key(shard_of(GROUP)), str(GROUP)) is not None:
-            await asyncio.sleep(0.1)  # polling Redis: it has no event to wait on here
+            await asyncio.sleep(0.1)
+    assert (await store.owed_output(GROUP)).rev > 0  # the moves did record their output
     return game
 
 
@@ -273,3 +283,75 @@ async def test_a_rolling_restart_mid_game_loses_nothing(
         await play(f.emu, between)
         await assert_everything_shows_the_end(f.emu, redis, greeted)
         assert [w.process.returncode for w in old] == [0, 0, 0]
+
+
+# --- the storage side, on its own -------------------------------------------------------
+
+
+def _move(game_id: str = "g1") -> Callable[[ChatGame | None], Write[None]]:
+    def change(current: ChatGame | None) -> Write[None]:
+        game = current or ChatGame(game_id=game_id, chat_id=GROUP, creator_id=ANN)
+        owed = Owed(["group", f"hand:{ANN}"], [ANN], [{"kind": "announce", "key": "k"}])
+        return Write(game, None, output=owed)
+
+    return change
+
+
+async def test_a_move_and_what_it_must_show_are_stored_together(redis: Redis) -> None:
+    worker = Storage(redis, finished_ttl=3600, idle_ttl=3600)
+    await worker.update_table(GROUP, _move())
+    await worker.update_table(GROUP, _move())
+    owed = await worker.owed_output(GROUP)
+    assert owed.rev == 2
+    assert owed.targets == {"group": 2, f"hand:{ANN}": 2} and owed.notify == {ANN: 2}
+    assert list(owed.notes) == ["0000000001.000", "0000000002.000"]  # in the order made
+    lease = await redis.zscore(output_index_key(shard_of(GROUP)), str(GROUP))
+    assert lease is not None and time.time() < lease <= time.time() + OUTPUT_LEASE
+    # What was shown at revision 1 settles nothing of revision 2; a note goes at once.
+    assert not await worker.settle_output(GROUP, {"owe:group": 1, "note:0000000001.000": None})
+    owed = await worker.owed_output(GROUP)
+    assert owed.targets["group"] == 2 and list(owed.notes) == ["0000000002.000"]
+    fields: dict[str, int | None] = {"owe:group": 2, f"owe:hand:{ANN}": 2, f"new:{ANN}": 2}
+    assert await worker.settle_output(GROUP, fields | {"note:0000000002.000": None})
+    await worker.release_output(GROUP)
+    assert await redis.zscore(output_index_key(shard_of(GROUP)), str(GROUP)) is None
+
+
+async def test_another_worker_takes_over_only_when_the_lease_is_over(redis: Redis) -> None:
+    dead = Storage(redis, finished_ttl=3600, idle_ttl=3600)
+    other = Storage(redis, finished_ttl=3600, idle_ttl=3600)
+    await dead.update_table(GROUP, _move())
+    now = time.time()
+    assert await other.claim_owed_output(now) == []  # the mover still holds it
+    later = now + OUTPUT_LEASE + 0.5
+    [(chat, owed)] = await other.claim_owed_output(later)
+    assert chat == GROUP and owed.rev == 1 and owed.notify == {ANN: 1}
+    third = Storage(redis, finished_ttl=3600, idle_ttl=3600)
+    assert await third.claim_owed_output(later + 0.1) == []  # leased to ``other`` now
+    await other.renew_output_leases(later + OUTPUT_LEASE * 0.75, {GROUP})
+    assert await third.claim_owed_output(later + OUTPUT_LEASE + 0.1) == []  # renewed
+    await other.hand_back_output()  # shutting down: due at once for anyone
+    assert [c for c, _ in await third.claim_owed_output(later + OUTPUT_LEASE + 2)] == [GROUP]
+
+
+async def test_an_entry_that_owes_nothing_is_dropped_by_the_sweeper(redis: Redis) -> None:
+    worker = Storage(redis, finished_ttl=3600, idle_ttl=3600)
+    await worker.update_table(GROUP, _move())
+    owed = await worker.owed_output(GROUP)
+    fields: dict[str, int | None] = {f"owe:{t}": 1 for t in owed.targets}
+    fields |= {f"new:{ANN}": 1} | {f"note:{n}": None for n in owed.notes}
+    assert await worker.settle_output(GROUP, fields)
+    # The worker died before dropping its index entry: a sweeper finds nothing to send.
+    sweeper = Storage(redis, finished_ttl=3600, idle_ttl=3600)
+    assert await sweeper.claim_owed_output(time.time() + OUTPUT_LEASE + 1) == []
+    assert await redis.zscore(output_index_key(shard_of(GROUP)), str(GROUP)) is None
+
+
+async def test_one_worker_at_a_time_sends_a_new_message(redis: Redis) -> None:
+    one = Storage(redis, finished_ttl=3600, idle_ttl=3600)
+    two = Storage(redis, finished_ttl=3600, idle_ttl=3600)
+    assert await one.claim_send(ANN, "hand:-100777:g1")
+    assert not await two.claim_send(ANN, "hand:-100777:g1")
+    assert await two.claim_send(BOB, "hand:-100777:g1")  # another message: no wait
+    await one.release_send(ANN, "hand:-100777:g1")
+    assert await two.claim_send(ANN, "hand:-100777:g1")

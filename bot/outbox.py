@@ -256,11 +256,22 @@ class Outbox:
             content = await render_note(chat_id, note)
             if content is None:
                 return
-            await self._pace(lane)
-            await self.bot.send_message(
-                lane.chat_id, content.text, parse_mode="HTML", reply_markup=content.markup
-            )
-            self.stats.sent += 1
+            claim = f"note:{note_id}"
+            if not await self.storage.claim_send(chat_id, claim):
+                raise SendBusy(chat_id, claim)  # another worker is sending it right now
+            try:
+                if await self.storage.owed_note(chat_id, note_id) is None:
+                    return  # it was sent between our first look and the claim
+                await self._pace(lane)
+                await self.bot.send_message(
+                    lane.chat_id, content.text, parse_mode="HTML", reply_markup=content.markup
+                )
+                self.stats.sent += 1
+                # Cleared before the claim ends, so nobody can see it unsent and unclaimed.
+                await self.storage.settle_output(chat_id, {f"note:{note_id}": None})
+            finally:
+                with contextlib.suppress(RedisError):
+                    await self.storage.release_send(chat_id, claim)
 
         job = Job(run, priority=ANNOUNCE, refresh=False, owed_chat=chat_id)
         job.settles = (f"note:{note_id}",)

@@ -503,7 +503,11 @@ class Storage:
 
     async def renew_output_leases(self, now: float, chats: set[int]) -> None:
         """Extend the leases this process holds for ``chats`` (still sending) when half
-        of one is gone; a lease that someone else took over is forgotten."""
+        of one is gone; a lease that someone else took over, or that ran out while this
+        process had nothing left to send for it (a sweeper's now), is forgotten."""
+        for chat_id, until in list(self._output_leases.items()):
+            if until < now and chat_id not in chats and not self._committing.get(chat_id):
+                del self._output_leases[chat_id]
         for chat_id in chats:
             held = self._output_leases.get(chat_id)
             if held is None or held - now > OUTPUT_LEASE / 2:

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import random
 import signal
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import aiohttp
 import pytest
@@ -25,7 +28,9 @@ from support.fleet import Front, Worker, start_worker, stop_workers, wait_ready
 from support.harness import hand_buttons
 
 from bot import render
+from bot.outbox import Outbox
 from bot.records import ChatGame
+from bot.render import Rendered
 from bot.service import CRASH_AFTER_COMMIT, CRASH_EXIT_CODE
 from bot.storage import (
     OUTPUT_LEASE,
@@ -355,3 +360,66 @@ async def test_one_worker_at_a_time_sends_a_new_message(redis: Redis) -> None:
     assert await two.claim_send(BOB, "hand:-100777:g1")  # another message: no wait
     await one.release_send(ANN, "hand:-100777:g1")
     assert await two.claim_send(ANN, "hand:-100777:g1")
+
+
+class CountingBot:
+    """Bot API stand-in for two outboxes at once: a little latency, so their sends overlap."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[int, str]] = []
+        self.edited: list[tuple[int, int, str]] = []
+        self.ids = itertools.count(100)
+
+    async def send_message(self, chat_id: int, text: str, **kwargs: Any) -> Any:
+        await asyncio.sleep(0.02)
+        self.sent.append((chat_id, text))
+        return SimpleNamespace(message_id=next(self.ids))
+
+    async def edit_message_text(self, text: str, *, chat_id: int, message_id: int, **_: Any) -> Any:
+        await asyncio.sleep(0.02)
+        self.edited.append((chat_id, message_id, text))
+        return True
+
+
+async def test_two_workers_delivering_the_same_output_send_each_new_message_once(
+    redis: Redis,
+) -> None:
+    """A slow worker and the sweeper that took its chat over both work the output off."""
+    bot = CountingBot()
+
+    def change(current: ChatGame | None) -> Write[None]:
+        game = ChatGame(game_id="g1", chat_id=GROUP, creator_id=ANN)
+        notes = [{"kind": "announce", "key": "one"}, {"kind": "announce", "key": "two"}]
+        return Write(game, None, output=Owed(["group"], [], notes))
+
+    async def render_group(game: ChatGame) -> Rendered:
+        return Rendered(f"lobby of {game.game_id}")
+
+    async def render_note(chat_id: int, note: dict[str, Any]) -> Rendered:
+        return Rendered(str(note["key"]))
+
+    boxes = [
+        Outbox(
+            bot,  # type: ignore[arg-type]
+            Storage(redis, finished_ttl=3600, idle_ttl=3600),
+            render_group=render_group,
+            render_hand=render_group,  # type: ignore[arg-type]
+            group_interval=0,
+            group_max_per_minute=100_000,
+            calm_delay=0,
+            private_interval=0,
+            global_rate=1000,
+        )
+        for _ in range(2)
+    ]
+    await boxes[0].storage.update_table(GROUP, change)
+    owed = await boxes[0].storage.owed_output(GROUP)
+    for box in boxes:
+        box.deliver(GROUP, owed, render_note)
+    await asyncio.wait_for(asyncio.gather(*(box.idle() for box in boxes)), 10)
+    assert sorted(text for _, text in bot.sent) == ["lobby of g1", "one", "two"]
+    game = await boxes[0].storage.load_table(GROUP)
+    assert game is not None and game.lobby_message_id is not None
+    assert (await boxes[0].storage.owed_output(GROUP)).complete
+    for box in boxes:
+        await box.close()

@@ -8,21 +8,25 @@ two taps at the same moment, or two processes, never lose or duplicate a move.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from pydantic import ValidationError
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
+from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import WatchError
 
 from bot import metrics
 from bot.records import ChatSettings, StatLine, Table, UserRecord
 from bot.schema import UnreadableRecord, current_json
+from bot.slot_clients import NODE_LOST, TOPOLOGY_CHANGED, SlotClients
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -262,8 +266,29 @@ class Storage:
         self._committing: dict[int, int] = {}
         """Moves of this process between their index entry and their commit, per chat."""
         self._next_output_sweep = 0.0
+        self._slots = SlotClients(redis) if isinstance(redis, RedisCluster) else None
+        """Where WATCH transactions run on a Redis Cluster; None on a single Redis."""
         self.on_quarantine: Callable[[int, str], None] | None = None
         """Called with (chat_id, game_id) after an unreadable table was moved aside."""
+
+    @contextlib.asynccontextmanager
+    async def _transaction(self, key: str) -> AsyncIterator[Pipeline]:
+        """A WATCH/MULTI pipeline for keys in ``key``'s slot.
+
+        On a Redis Cluster it runs on a plain client to that slot's master (see
+        ``bot.slot_clients``: redis-py's cluster transactions can hang the event loop).
+        """
+        if self._slots is None:
+            async with self.redis.pipeline(transaction=True) as pipe:
+                yield pipe
+            return
+        client = await self._slots.client_for(key)
+        try:
+            async with client.pipeline(transaction=True) as pipe:
+                yield pipe
+        except (*TOPOLOGY_CHANGED, *NODE_LOST) as err:
+            await self._slots.forget(key, err)
+            raise
 
     # --- tables -------------------------------------------------------------------
 
@@ -285,7 +310,7 @@ class Storage:
         let ``on_quarantine`` tell the group. The chat can then start a new game."""
         assert raw is not None
         key = table_key(chat_id)
-        async with self.redis.pipeline(transaction=True) as pipe:
+        async with self._transaction(key) as pipe:
             try:
                 await pipe.watch(key)
                 if await pipe.get(key) != _as_bytes(raw):
@@ -323,7 +348,7 @@ class Storage:
         redirected = False
         for _ in range(MAX_RETRIES):
             owed_fields: _OwedFields | None = None
-            async with self.redis.pipeline(transaction=True) as pipe:
+            async with self._transaction(key) as pipe:
                 try:
                     await pipe.watch(key, output_key(chat_id))
                     raw = await pipe.get(key)
@@ -459,7 +484,7 @@ class Storage:
         true when the chat then owes nothing."""
         key = output_key(chat_id)
         for _ in range(MAX_RETRIES):
-            async with self.redis.pipeline(transaction=True) as pipe:
+            async with self._transaction(key) as pipe:
                 try:
                     await pipe.watch(key)
                     current = {_text(k): _text(v) for k, v in (await pipe.hgetall(key)).items()}
@@ -550,7 +575,7 @@ class Storage:
 
     async def _move_if(self, key: str, member: str, score: float, new: float) -> bool:
         """Set ``member``'s score to ``new`` if it is still ``score`` (nobody else's)."""
-        async with self.redis.pipeline(transaction=True) as pipe:
+        async with self._transaction(key) as pipe:
             try:
                 await pipe.watch(key)
                 if await pipe.zscore(key, member) != score:
@@ -564,7 +589,7 @@ class Storage:
                 return False
 
     async def _drop_if(self, key: str, member: str, score: float) -> None:
-        async with self.redis.pipeline(transaction=True) as pipe:
+        async with self._transaction(key) as pipe:
             try:
                 await pipe.watch(key)
                 if await pipe.zscore(key, member) != score:
@@ -609,7 +634,7 @@ class Storage:
         """One transaction in the user's slot: the marker and the counts together."""
         marker = counted_key(delta.user_id, chat_id, game_id)
         for _ in range(MAX_RETRIES):
-            async with self.redis.pipeline(transaction=True) as pipe:
+            async with self._transaction(marker) as pipe:
                 try:
                     await pipe.watch(marker)
                     if await pipe.get(marker) is not None:
@@ -668,7 +693,7 @@ class Storage:
         due = await self._due_of(old)
         watched = [table_key(new), settings_key(new), migrated_key(new, old)]
         for _ in range(MAX_RETRIES):
-            async with self.redis.pipeline(transaction=True) as pipe:
+            async with self._transaction(watched[0]) as pipe:
                 try:
                     await pipe.watch(*watched)
                     if await pipe.get(migrated_key(new, old)) is not None:
@@ -706,7 +731,7 @@ class Storage:
         raise StorageConflict(f"chat {new} kept changing during a migration")
 
     async def _retire_chat(self, old: int, new: int) -> None:
-        async with self.redis.pipeline(transaction=True) as pipe:
+        async with self._transaction(table_key(old)) as pipe:
             pipe.delete(table_key(old), shown_key(old), stats_key(old), settings_key(old))
             pipe.set(moved_key(old), str(new), ex=self.idle_ttl)
             await pipe.execute()
@@ -778,7 +803,7 @@ class Storage:
         if held is None:
             return
         key, lease = held
-        async with self.redis.pipeline(transaction=True) as pipe:
+        async with self._transaction(key) as pipe:
             try:
                 await pipe.watch(key)
                 if await pipe.zscore(key, str(chat_id)) != lease:
@@ -792,7 +817,7 @@ class Storage:
 
     async def _lease(self, key: str, member: str, now: float, lease: float) -> bool:
         """Move a due timer to ``lease``: true for exactly one of several claimants."""
-        async with self.redis.pipeline(transaction=True) as pipe:
+        async with self._transaction(key) as pipe:
             try:
                 await pipe.watch(key)
                 score = await pipe.zscore(key, member)

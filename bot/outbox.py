@@ -331,13 +331,9 @@ class Outbox:
             self._idle.clear()
             await self._idle.wait()
 
-    async def close(self, grace: float = 0.0) -> None:
-        """Stop sending (after up to ``grace`` seconds to finish); what is still owed is
-        handed back, so another worker sends it at once."""
-        if grace > 0:
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(grace):
-                    await self.idle()
+    async def close(self) -> None:
+        """Stop sending; what is still owed is handed back, so another worker sends it at
+        once (it is all in Redis: nothing is lost with this process's queues)."""
         self.closed = True
         for lane in self.lanes.values():
             if lane.task is not None:

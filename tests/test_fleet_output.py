@@ -34,6 +34,7 @@ from bot.render import Rendered
 from bot.service import CRASH_AFTER_COMMIT, CRASH_EXIT_CODE
 from bot.storage import (
     OUTPUT_LEASE,
+    SETTLE_EVERY,
     Owed,
     Storage,
     Write,
@@ -192,6 +193,10 @@ async def assert_everything_shows_the_end(
     store = Storage(redis, finished_ttl=3600, idle_ttl=3600)
     game = await store.load_table(GROUP)
     assert game is not None and game.phase == "finished"
+    state = game.engine_state().to_dict()
+    cards = [c for hand in state["hands"] for c in hand] + state["stock"] + state["discard"]
+    cards += state["attack"] + [c for c in state["defense"] if c is not None]
+    assert len(cards) == len(set(cards)) == game.rules.deck_size  # every card once
     tr = translator(negotiate((await store.chat_settings(GROUP)).lang))
     expected = {(GROUP, game.table_message_id): render.table_message(game, tr, BOT).text}
     for seat, info in enumerate(game.seats):
@@ -220,6 +225,16 @@ async def assert_everything_shows_the_end(
     stats = await redis.hgetall(stats_key(GROUP))
     assert int(stats[f"{ANN}:played".encode()]) == 1
     assert int(stats[f"{BOB}:played".encode()]) == 1
+
+    async def own_totals() -> list[int]:
+        return [int((await store.user_stats(uid)).played) for uid in (ANN, BOB)]
+
+    # The players' own totals: added right after the last move, or, if its worker died
+    # first, by another worker's settler (at its start, then every SETTLE_EVERY).
+    async with asyncio.timeout(SETTLE_EVERY + 10):
+        while 0 in await own_totals():
+            await asyncio.sleep(0.1)
+    assert await own_totals() == [1, 1]
     # Nothing stays owed, and the index entry goes with the last of it (or, left by a
     # dead worker, at a sweep). Polling Redis: it has no event to wait on here.
     async with asyncio.timeout(3 * LEASE + 5):

@@ -14,6 +14,11 @@ blindly: a reply is dropped, an edit waits until the late one must have landed, 
 new message whose id we never learned is treated as shown until the next change. In a
 group the table and the results go before announcements, and command replies come last,
 merged (one pending per kind) and bounded. Idle chats are forgotten.
+
+Durability: what a move owes the screen is stored with the move (``bot.storage.Owed``);
+the jobs here work it off and clear each mark once done, so a worker that dies leaves the
+rest to another worker's sweeper (``deliver``). A new message (a notifying hand, a note,
+a first table message) is sent by one worker at a time and marked done right after.
 """
 
 from __future__ import annotations

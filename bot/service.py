@@ -119,6 +119,12 @@ class Games:
         another worker finishes it if this one dies)."""
         for listener in self.on_change:
             await listener(game, effects)
+        # A listener may drop a notification (the player follows in the Mini App): the
+        # stored one goes too. A crash before this only costs that player one extra ping.
+        dropped = set(owed.notify) - effects.notify
+        if dropped:
+            fields: dict[str, int | None] = {f"new:{user}": owed.rev for user in dropped}
+            await self.storage.settle_output(game.chat_id, fields)
         due = flow.next_due(game)
         if due is not None and game.phase == "playing":
             await self.scheduler.schedule(game.chat_id, due)

@@ -462,8 +462,15 @@ class Outbox:
             self.owing[chat] = left
         else:
             self.owing.pop(chat, None)
+        # Notes and deletes are done whatever the revision; a refresh only up to the one it
+        # read (none read: it failed before rendering, so it settles nothing of that kind).
+        fields: dict[str, int | None] = {
+            name: None if name.startswith(("note:", "del:")) else job.covers
+            for name in job.settles
+            if job.covers is not None or name.startswith(("note:", "del:"))
+        }
         try:
-            done = await self.storage.settle_output(chat, dict.fromkeys(job.settles, job.covers))
+            done = await self.storage.settle_output(chat, fields)
             if done and chat not in self.owing:
                 await self.storage.release_output(chat)
         except RedisError as err:  # what stays owed is swept up after the lease

@@ -508,7 +508,7 @@ class Storage:
     async def claim_send(self, chat_id: int, slot: str) -> bool:
         """True for one worker at a time: the one that may send ``slot``'s new message
         (a hand that notifies, a first table message) until ``release_send``. A claim
-        whose worker died ends after ``SEND_CLAIM`` seconds."""
+        whose worker died ends after ``SEND_CLAIM_MS``."""
         return bool(
             await self.redis.set(sending_key(chat_id, slot), "1", nx=True, px=SEND_CLAIM_MS)
         )

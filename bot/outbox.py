@@ -14,6 +14,11 @@ blindly: a reply is dropped, an edit waits until the late one must have landed, 
 new message whose id we never learned is treated as shown until the next change. In a
 group the table and the results go before announcements, and command replies come last,
 merged (one pending per kind) and bounded. Idle chats are forgotten.
+
+Durability: what a move owes the screen is stored with the move (``bot.storage.Owed``);
+the jobs here work it off and clear each mark once done, so a worker that dies leaves the
+rest to another worker's sweeper (``deliver``). A new message (a notifying hand, a note,
+a first table message) is sent by one worker at a time and marked done right after.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import time
 import warnings
 from collections.abc import Awaitable, Callable, Hashable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from redis.exceptions import RedisError
 from telegram import Bot, Message
@@ -39,7 +45,7 @@ from bot.hand_modes import HandMode as HandMode  # defined by the service's side
 from bot.pacing import ChatPacer, GlobalLimiter
 from bot.records import Table
 from bot.render import Rendered
-from bot.storage import Storage, Write
+from bot.storage import OwedOutput, Reowe, Storage, Write, delete_field
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +53,8 @@ GroupRenderer = Callable[[Table], Awaitable[Rendered]]
 HandRenderer = Callable[[Table, int], Awaitable[Rendered]]
 """Renders a seat's hand, in whatever mode the service keeps for it."""
 MigrationHook = Callable[[int, int], Awaitable[None]]
+NoteRenderer = Callable[[int, dict[str, Any]], Awaitable[Rendered | None]]
+"""Renders an owed note (an announcement, the results) for a group; None: nothing to say."""
 MAX_ATTEMPTS = 5
 """For errors that will not pass by themselves (a bad request): then the job is dropped."""
 
@@ -57,6 +65,14 @@ MAX_PENDING_REPLIES = 6
 MAX_PENDING_ANNOUNCEMENTS = 50
 MAX_REMEMBERED = 20_000
 """Digests, modes and unconfirmed sends kept (least recently written forgotten first)."""
+
+
+class SendBusy(Exception):
+    """Another worker is sending this message's replacement right now: look again soon
+    (its id will be in the record then, and an edit is all that is left to do)."""
+
+
+SEND_BUSY_RETRY = 0.3
 
 
 @dataclass
@@ -70,6 +86,17 @@ class ReplyScope:
 REPLY_SCOPE: contextvars.ContextVar[ReplyScope | None] = contextvars.ContextVar(
     "durak_reply_scope", default=None
 )
+
+
+def hand_targets(table: Table) -> list[int]:
+    """The users whose hand message shows ``table`` (and so follows its changes)."""
+    if table.phase not in ("playing", "finished"):
+        return []
+    return [
+        seat.user_id
+        for seat in table.seats
+        if seat.user_id is not None and (table.phase == "playing" or seat.hand_message_id)
+    ]
 
 
 def retry_seconds(err: RetryAfter) -> float:
@@ -90,6 +117,13 @@ class Job:
     priority: int = TABLE
     refresh: bool = True
     """A refresh re-reads the record, so it may run again; a one-off message may not."""
+    owed_chat: int | None = None
+    """The group whose owed output (``bot.storage.output_key``) this job works off."""
+    settles: tuple[str, ...] = ()
+    """The owed fields this job fulfils once it is done (or given up)."""
+    covers: int | None = None
+    """The revision of owed output the job read before rendering (None: any)."""
+    requeued: bool = False
 
 
 @dataclass
@@ -166,6 +200,8 @@ class Outbox:
         self.live_tables: BoundedDict[int, tuple[str, int]] = BoundedDict(MAX_REMEMBERED)
         """Group -> (game id, message id) of a lobby or game this process shows."""
         self.on_migrated: MigrationHook | None = None
+        self.owing: dict[int, int] = {}
+        """Group -> jobs of this process still working off its owed output."""
         self.stats = OutboxStats()
         self._last_sweep = clock()
         self._ids = itertools.count()
@@ -178,20 +214,81 @@ class Outbox:
 
     def refresh(self, table: Table, notify: Iterable[int] = (), calm: Iterable[int] = ()) -> None:
         """Show the latest state of ``table``: its group message and every hand."""
-        self._enqueue(table.chat_id, ("group",), Job(self._group_job(table.chat_id)))
+        self._refresh_group(table.chat_id)
         wake, later = set(notify), set(calm)
-        if table.phase in ("playing", "finished"):
-            for seat in table.seats:
-                uid = seat.user_id
-                if uid is not None and (table.phase == "playing" or seat.hand_message_id):
-                    self.refresh_hand(table.chat_id, uid, uid in wake, calm=uid in later)
+        for uid in hand_targets(table):
+            self.refresh_hand(table.chat_id, uid, uid in wake, calm=uid in later)
 
     def refresh_hand(
         self, chat_id: int, user_id: int, notify: bool = False, *, calm: bool = False
     ) -> None:
         not_before = self.clock() + self.calm_delay if calm else 0.0
         job = Job(self._hand_job(chat_id, user_id), notify, not_before=not_before)
+        job.owed_chat, job.settles = chat_id, (f"owe:hand:{user_id}", f"new:{user_id}")
         self._enqueue(user_id, ("hand", chat_id), job)
+
+    def deliver(self, chat_id: int, owed: OwedOutput, render_note: NoteRenderer) -> None:
+        """Work off output another worker owed and did not finish (it died): every target
+        is rendered afresh from the stored record, every note still unsent is sent."""
+        for target in owed.targets:
+            if target == "group":
+                self._refresh_group(chat_id)
+            elif target.startswith("hand:"):
+                self.refresh_hand(chat_id, int(target.removeprefix("hand:")))
+        for user in owed.notify:
+            if f"hand:{user}" not in owed.targets:
+                self.refresh_hand(chat_id, user)
+        for note_id in owed.notes:
+            self.send_note(chat_id, note_id, render_note)
+        for where, message_id in owed.deletes:
+            self._retire_owed(chat_id, where, message_id)
+
+    def _retire_owed(self, owed_chat: int, chat_id: int, message_id: int) -> None:
+        async def run(lane: Lane, job: Job) -> None:
+            await self.retire(chat_id, message_id)
+
+        job = Job(run, refresh=False, owed_chat=owed_chat)
+        job.settles = (delete_field(chat_id, message_id),)
+        self._enqueue(chat_id, ("retire", message_id), job)
+
+    def send_note(self, chat_id: int, note_id: str, render_note: NoteRenderer) -> None:
+        """Send an owed note once: it is cleared in Redis right after Telegram took it."""
+
+        async def run(lane: Lane, job: Job) -> None:
+            note = await self.storage.owed_note(chat_id, note_id)
+            if note is None:
+                return  # sent already (by this worker or another)
+            content = await render_note(chat_id, note)
+            if content is None:
+                return
+            claim = f"note:{note_id}"
+            if not await self.storage.claim_send(chat_id, claim):
+                raise SendBusy(chat_id, claim)  # another worker is sending it right now
+            try:
+                if await self.storage.owed_note(chat_id, note_id) is None:
+                    return  # it was sent between our first look and the claim
+                await self._pace(lane)
+                await self.bot.send_message(
+                    lane.chat_id, content.text, parse_mode="HTML", reply_markup=content.markup
+                )
+                self.stats.sent += 1
+                # Cleared before the claim ends, so nobody can see it unsent and unclaimed.
+                await self.storage.settle_output(chat_id, {f"note:{note_id}": None})
+            finally:
+                with contextlib.suppress(RedisError):
+                    await self.storage.release_send(chat_id, claim)
+
+        job = Job(run, priority=ANNOUNCE, refresh=False, owed_chat=chat_id)
+        job.settles = (f"note:{note_id}",)
+        self._enqueue(chat_id, ("note", note_id), job)
+
+    def _refresh_group(self, chat_id: int) -> None:
+        job = Job(self._group_job(chat_id), owed_chat=chat_id, settles=("owe:group",))
+        self._enqueue(chat_id, ("group",), job)
+
+    def owing_chats(self) -> set[int]:
+        """Groups whose owed output this process is still working off."""
+        return {chat for chat, count in self.owing.items() if count > 0}
 
     def say(
         self,
@@ -240,12 +337,16 @@ class Outbox:
             await self._idle.wait()
 
     async def close(self) -> None:
+        """Stop sending; what is still owed is handed back, so another worker sends it at
+        once (it is all in Redis: nothing is lost with this process's queues)."""
         self.closed = True
         for lane in self.lanes.values():
             if lane.task is not None:
                 lane.task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await lane.task
+        with contextlib.suppress(RedisError):
+            await self.storage.hand_back_output()
 
     # --- lanes ------------------------------------------------------------------------------
 
@@ -269,7 +370,9 @@ class Outbox:
             existing.not_before = min(existing.not_before, job.not_before)
         else:
             lane.jobs[key] = job  # a newer reply of one kind takes the pending one's place
-            if job.priority != TABLE:
+            if job.owed_chat is not None:
+                self.owing[job.owed_chat] = self.owing.get(job.owed_chat, 0) + 1
+            elif job.priority != TABLE:
                 self._bound(lane, job.priority)
         lane.wake.set()
         if lane.task is None or lane.task.done():
@@ -278,7 +381,7 @@ class Outbox:
 
     def _bound(self, lane: Lane, priority: int) -> None:
         limit = MAX_PENDING_REPLIES if priority == REPLY else MAX_PENDING_ANNOUNCEMENTS
-        same = [k for k, j in lane.jobs.items() if j.priority == priority]
+        same = [k for k, j in lane.jobs.items() if j.priority == priority and j.owed_chat is None]
         for key in same[: max(0, len(same) - limit)]:
             del lane.jobs[key]
             self.stats.dropped_replies += 1
@@ -316,6 +419,7 @@ class Outbox:
                     continue
                 key, job = ready
                 del lane.jobs[key]
+                job.requeued = False
                 try:
                     await job.run(lane, job)
                     if lane.recheck is not None:
@@ -327,6 +431,9 @@ class Outbox:
                     log.warning("429 in chat %s: retrying in %ss", lane.chat_id, seconds)
                     lane.pacer.back_off(seconds)
                     self._requeue(lane, key, job)
+                except SendBusy:
+                    lane.pacer.back_off(SEND_BUSY_RETRY)
+                    self._requeue(lane, key, job)
                 except ChatMigrated as err:
                     self._requeue(lane, key, job)
                     await self._migrated(lane, err.new_chat_id)
@@ -337,9 +444,37 @@ class Outbox:
                     self._failed(lane, key, job, err)
                 except Exception:
                     log.exception("outbox job failed in chat %s", lane.chat_id)
+                if not job.requeued:
+                    await self._settle(job)
         finally:
             self._active -= 1
             self._idle.set()
+
+    async def _settle(self, job: Job) -> None:
+        """A job is over (done, or given up): its owed fields are cleared in Redis right
+        away. For a new message this is the one step between Telegram's answer and the
+        mark; a worker that dies exactly there leaves the message to be sent again."""
+        chat = job.owed_chat
+        if chat is None:
+            return
+        left = self.owing.get(chat, 0) - 1
+        if left > 0:
+            self.owing[chat] = left
+        else:
+            self.owing.pop(chat, None)
+        # Notes and deletes are done whatever the revision; a refresh only up to the one it
+        # read (none read: it failed before rendering, so it settles nothing of that kind).
+        fields: dict[str, int | None] = {
+            name: None if name.startswith(("note:", "del:")) else job.covers
+            for name in job.settles
+            if job.covers is not None or name.startswith(("note:", "del:"))
+        }
+        try:
+            done = await self.storage.settle_output(chat, fields)
+            if done and chat not in self.owing:
+                await self.storage.release_output(chat)
+        except RedisError as err:  # what stays owed is swept up after the lease
+            log.warning("could not mark output of chat %s as shown: %s", chat, err)
 
     def _failed(self, lane: Lane, key: Hashable, job: Job, err: Exception) -> None:
         job.attempts += 1
@@ -371,12 +506,16 @@ class Outbox:
         jobs, lane.jobs = lane.jobs, {}
         self.live_tables.pop(old, None)
         for key, job in jobs.items():
+            if job.owed_chat is not None:  # counted again when enqueued below
+                self.owing[job.owed_chat] = self.owing.get(job.owed_chat, 1) - 1
             self._enqueue(new_chat_id, key, job)
 
-    @staticmethod
-    def _requeue(lane: Lane, key: Hashable, job: Job) -> None:
+    def _requeue(self, lane: Lane, key: Hashable, job: Job) -> None:
+        job.requeued = True
         if key in lane.jobs:
             lane.jobs[key].notify = lane.jobs[key].notify or job.notify
+            if job.owed_chat is not None:  # the pending job does this one's work too
+                self.owing[job.owed_chat] = self.owing.get(job.owed_chat, 1) - 1
         else:
             lane.jobs = {key: job, **lane.jobs}
 
@@ -407,12 +546,19 @@ class Outbox:
         force_new: bool,
         slot: Hashable,
         reconcile: bool = False,
+        on_new: Callable[[int, int | None], Awaitable[None]] | None = None,
+        still_due: Callable[[], Awaitable[bool]] | None = None,
+        owed_chat: int | None = None,
     ) -> int | None:
         """Show ``content`` in ``message_id`` (or a new message); returns a new id if sent.
 
         ``slot`` names the message's role (the table, one user's hand) for remembering
         a send that timed out: its content counts as shown until the next change, or
-        (``reconcile``) until ``reconcile_after`` passed without anyone using it."""
+        (``reconcile``) until ``reconcile_after`` passed without anyone using it.
+        ``on_new`` stores a new message's id (and the replaced one's, owed to be deleted
+        from ``owed_chat``'s output) at once, before anything else is sent;
+        ``still_due`` re-reads, once this worker alone may send, whether the new message is
+        still wanted (another worker may have sent it since this job read the record)."""
         chat_id = lane.chat_id
         digest = content.digest()
         if message_id is not None and not force_new:
@@ -458,24 +604,40 @@ class Outbox:
             if fresh or not reconcile:
                 self.stats.skipped += 1  # possibly showing already: wait for a change
                 return None
-        await self._pace(lane)
+        claim = ":".join(str(part) for part in (slot if isinstance(slot, tuple) else (slot,)))
+        if not await self.storage.claim_send(chat_id, claim):
+            raise SendBusy(chat_id, claim)
         try:
-            message = await self.bot.send_message(
-                chat_id, content.text, parse_mode="HTML", reply_markup=content.markup
-            )
-        except TelegramError as err:
-            if not possibly_applied(err):
-                raise
-            self.stats.unconfirmed += 1
-            self.unconfirmed[(chat_id, slot)] = (digest, self.clock())
-            log.warning("send to chat %s timed out; treating it as shown", chat_id)
-            return None
-        self.unconfirmed.pop((chat_id, slot), None)
-        self.stats.sent += 1
-        self.digests[(chat_id, message.message_id)] = digest
+            if still_due is not None and not await still_due():
+                raise SendBusy(chat_id, claim)  # sent meanwhile: start over from the record
+            await self._pace(lane)
+            try:
+                message = await self.bot.send_message(
+                    chat_id, content.text, parse_mode="HTML", reply_markup=content.markup
+                )
+            except TelegramError as err:
+                if not possibly_applied(err):
+                    raise
+                self.stats.unconfirmed += 1
+                self.unconfirmed[(chat_id, slot)] = (digest, self.clock())
+                log.warning("send to chat %s timed out; treating it as shown", chat_id)
+                return None
+            self.unconfirmed.pop((chat_id, slot), None)
+            self.stats.sent += 1
+            self.digests[(chat_id, message.message_id)] = digest
+            if on_new is not None:
+                await on_new(message.message_id, message_id)
+        finally:
+            with contextlib.suppress(RedisError):
+                await self.storage.release_send(chat_id, claim)
         if message_id is not None:
             self.digests.pop((chat_id, message_id), None)
             await self.retire(chat_id, message_id)
+            if owed_chat is not None and on_new is not None:
+                with contextlib.suppress(RedisError):  # else the sweeper deletes it again
+                    await self.storage.settle_output(
+                        owed_chat, {delete_field(chat_id, message_id): None}
+                    )
         return message.message_id
 
     async def retire(self, chat_id: int, message_id: int) -> None:
@@ -488,6 +650,8 @@ class Outbox:
 
     def _group_job(self, chat_id: int) -> Callable[[Lane, Job], Awaitable[None]]:
         async def run(lane: Lane, job: Job) -> None:
+            # Owed revision first: the record read after it is at least that new.
+            job.covers = (await self.storage.owed_output(chat_id)).rev
             table = await self.storage.load_table(chat_id)
             if table is None:
                 return
@@ -496,11 +660,33 @@ class Outbox:
             current = table.lobby_message_id if lobby else table.table_message_id
             if table.phase == "cancelled" and current is None:
                 return
+
+            async def store(new_id: int, replaced: int | None) -> None:
+                retire = None if replaced is None else (chat_id, replaced)
+                reowe = Reowe(["group"], job.covers or 0)
+                await self._store_group_id(
+                    table.chat_id, table.game_id, lobby, new_id, retire, reowe
+                )
+                if reowe.newer:
+                    lane.recheck = self.clock()  # show what came meanwhile in it too
+
+            async def still_due() -> bool:
+                now = await self.storage.load_table(chat_id)
+                shown = (
+                    None if now is None else now.lobby_message_id if lobby else now.table_message_id
+                )
+                return now is not None and now.game_id == table.game_id and shown == current
+
             new_id = await self._edit_or_send(
-                lane, content, current, force_new=False, slot=("group", table.game_id)
+                lane,
+                content,
+                current,
+                force_new=False,
+                slot=("group", table.game_id),
+                on_new=store,
+                still_due=still_due,
+                owed_chat=chat_id,
             )
-            if new_id is not None:
-                await self._store_group_id(table.chat_id, table.game_id, lobby, new_id)
             shown = new_id or current
             if table.phase in ("lobby", "playing") and shown is not None:
                 self.live_tables[table.chat_id] = (table.game_id, shown)
@@ -509,7 +695,15 @@ class Outbox:
 
         return run
 
-    async def _store_group_id(self, chat_id: int, game_id: str, lobby: bool, new_id: int) -> None:
+    async def _store_group_id(
+        self,
+        chat_id: int,
+        game_id: str,
+        lobby: bool,
+        new_id: int,
+        retire: tuple[int, int] | None = None,
+        reowe: Reowe | None = None,
+    ) -> None:
         def change(t: Table | None) -> Write[None]:
             if t is None or t.game_id != game_id:
                 return Write(None, None)
@@ -517,12 +711,14 @@ class Outbox:
                 t.lobby_message_id = new_id
             else:
                 t.table_message_id = new_id
-            return Write(t, None)
+            return Write(t, None, retire=retire, reowe=reowe)
 
         await self.storage.update_table(chat_id, change)
 
     def _hand_job(self, chat_id: int, user_id: int) -> Callable[[Lane, Job], Awaitable[None]]:
         async def run(lane: Lane, job: Job) -> None:
+            owed = await self.storage.owed_output(chat_id)
+            job.covers = owed.rev
             table = await self.storage.load_table(chat_id)
             if table is None or table.state is None:
                 return
@@ -534,16 +730,38 @@ class Outbox:
                 return
             content = await self.render_hand(table, seat)
             slot = ("hand", table.chat_id, table.game_id)
+            # Whether the hand comes as a new (notifying) message is decided by the owed
+            # output in Redis, so one notification is sent once whichever worker sends it.
+            notify = user_id in owed.notify or (owed.rev == 0 and job.notify)
+
+            async def store(new_id: int, replaced: int | None) -> None:
+                retire = None if replaced is None else (user_id, replaced)
+                reowe = Reowe([f"hand:{user_id}"], owed.rev)
+                await self._store_hand_id(
+                    table.chat_id, table.game_id, seat, new_id, user_id, owed.rev, retire, reowe
+                )
+                if reowe.newer:
+                    lane.recheck = self.clock()  # show what came meanwhile in it too
+
+            async def still_due() -> bool:
+                now = await self.storage.load_table(chat_id)
+                if now is None or now.game_id != table.game_id or seat >= len(now.seats):
+                    return False
+                if now.seats[seat].hand_message_id != info.hand_message_id:
+                    return False
+                return not notify or user_id in (await self.storage.owed_output(chat_id)).notify
+
             new_id = await self._edit_or_send(
                 lane,
                 content,
                 info.hand_message_id,
-                force_new=job.notify and table.phase == "playing",
+                force_new=notify and table.phase == "playing",
                 slot=slot,
                 reconcile=table.phase == "playing",
+                on_new=store,
+                still_due=still_due,
+                owed_chat=chat_id,
             )
-            if new_id is not None:
-                await self._store_hand_id(table.chat_id, table.game_id, seat, new_id)
             on_screen = new_id is not None or info.hand_message_id is not None
             confirmed = on_screen and (lane.chat_id, slot) not in self.unconfirmed
             if confirmed and table.phase == "playing":
@@ -558,11 +776,24 @@ class Outbox:
 
         return run
 
-    async def _store_hand_id(self, chat_id: int, game_id: str, seat: int, new_id: int) -> None:
+    async def _store_hand_id(
+        self,
+        chat_id: int,
+        game_id: str,
+        seat: int,
+        new_id: int,
+        user_id: int,
+        rev: int,
+        retire: tuple[int, int] | None,
+        reowe: Reowe,
+    ) -> None:
+        """The new hand's id, and its notification marked done, in one transaction: the
+        only window for a second notifying send is between Telegram's answer and this."""
+
         def change(t: Table | None) -> Write[None]:
             if t is None or t.game_id != game_id or seat >= len(t.seats):
                 return Write(None, None)
             t.seats[seat].hand_message_id = new_id
-            return Write(t, None)
+            return Write(t, None, settle={f"new:{user_id}": rev}, retire=retire, reowe=reowe)
 
         await self.storage.update_table(chat_id, change)

@@ -43,6 +43,8 @@ class Scheduler:
         self._stopping = False
         self.unsaved: dict[int, float] = {}
         """Timers Redis did not take yet: chat id -> due time."""
+        self.sweep: Callable[[float], Awaitable[None]] | None = None
+        """Run every tick: keeps this worker's output leases and takes over a dead one's."""
 
     async def schedule(self, chat_id: int, due: float) -> None:
         """Set the chat's timer; never raises: a failed write is kept and retried."""
@@ -97,6 +99,8 @@ class Scheduler:
         self._wake.clear()
         await self._flush_unsaved()
         await self.storage.settle_pending_stats(self.clock())  # a dead worker's user totals
+        if self.sweep is not None:
+            await self.sweep(time.time())  # leases are wall-clock times shared by workers
         for chat_id in await self.storage.claim_due(self.clock()):
             task = asyncio.create_task(self._fire(chat_id))
             self._running.add(task)

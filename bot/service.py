@@ -8,19 +8,20 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import time
 from collections.abc import Awaitable, Callable
-from typing import Concatenate, ParamSpec
+from typing import Any, Concatenate, ParamSpec
 
 from bot import flow, metrics, render
 from bot.ai_runner import AiRunner, ai_seed
 from bot.flow import Effects, FlowError, Moment, Outcome, Timing
 from bot.hand_modes import HandMode, HandModes
-from bot.outbox import Outbox
+from bot.outbox import Outbox, hand_targets
 from bot.records import ChatGame
 from bot.render import Rendered
 from bot.scheduler import Scheduler
-from bot.storage import Storage, Write
+from bot.storage import Owed, Storage, Write
 from bot.webapp.links import AppButtons
 from engine import Card
 from locales import Translator, negotiate, translator
@@ -32,6 +33,26 @@ log = logging.getLogger(__name__)
 P = ParamSpec("P")
 Operation = Callable[Concatenate[ChatGame | None, Moment, P], Outcome]
 """A flow operation: ``op(game, moment, *args) -> (ChatGame, Effects)``."""
+
+
+CRASH_AFTER_COMMIT = "DURAK_CRASH_AFTER_COMMIT"
+"""Fault tests only: the worker exits at once after its N-th committed move (or, with
+"end", after the move that ends a game), before any output is sent (a power cut there)."""
+CRASH_EXIT_CODE = 86
+
+
+def owed_by(game: ChatGame, effects: Effects) -> Owed:
+    """What a committed change must show: every message that follows the record, the
+    hands re-sent as new messages, and the new group messages (sent once each)."""
+    hands = hand_targets(game)
+    notify = sorted(effects.notify & set(hands)) if game.phase == "playing" else []
+    notes: list[dict[str, Any]] = [
+        {"kind": "announce", "key": note.key, "kwargs": note.kwargs} for note in effects.announce
+    ]
+    if effects.ended:
+        # A new message, so the group is notified of the ending.
+        notes.append({"kind": "results", "game_id": game.game_id})
+    return Owed(["group", *(f"hand:{uid}" for uid in hands)], notify, notes)
 
 
 class Games:
@@ -53,6 +74,9 @@ class Games:
         self.on_change: list[Callable[[ChatGame, Effects], Awaitable[None]]] = []
         """Called after every committed change (the Mini App's live events)."""
         self.app_buttons: AppButtons | None = None
+        self.scheduler.sweep = self.sweep_output
+        self._commits = 0
+        self._crash_after = os.environ.get(CRASH_AFTER_COMMIT, "")
 
     @property
     def box(self) -> Outbox:
@@ -68,30 +92,64 @@ class Games:
 
         A refused operation raises ``FlowError`` and changes nothing."""
         moment = Moment(self.clock(), self.timing)
+        owed: list[Owed] = []
 
         def step(current: ChatGame | None) -> Write[Outcome]:
             game, effects = operation(current, moment, *args, **kwargs)
-            return Write(game, (game, effects), stats=effects.stats)
+            owed[:] = [owed_by(game, effects)]  # the last attempt is the one stored
+            return Write(game, (game, effects), stats=effects.stats, output=owed[0])
 
         game, effects = await self.storage.update_table(chat_id, step)
+        if self._crash_after:
+            self._crash_point(effects.ended)
         metrics.move_applied(getattr(operation, "__name__", "operation"))
-        await self.after(game, effects)
+        await self.after(game, effects, owed[0])
         return game
 
-    async def after(self, game: ChatGame, effects: Effects) -> None:
+    def _crash_point(self, ended: bool) -> None:
+        self._commits += 1
+        at = self._crash_after
+        if (at == "end" and ended) or at == str(self._commits):
+            log.error("%s=%s: exiting right after the commit", CRASH_AFTER_COMMIT, at)
+            logging.shutdown()
+            os._exit(CRASH_EXIT_CODE)
+
+    async def after(self, game: ChatGame, effects: Effects, owed: Owed) -> None:
+        """This worker shows what it just stored (the record in Redis says the same, so
+        another worker finishes it if this one dies)."""
         for listener in self.on_change:
             await listener(game, effects)
+        # A listener may drop a notification (the player follows in the Mini App): the
+        # stored one goes too. A crash before this only costs that player one extra ping.
+        dropped = set(owed.notify) - effects.notify
+        if dropped:
+            fields: dict[str, int | None] = {f"new:{user}": owed.rev for user in dropped}
+            await self.storage.settle_output(game.chat_id, fields)
         due = flow.next_due(game)
         if due is not None and game.phase == "playing":
             await self.scheduler.schedule(game.chat_id, due)
         self.box.refresh(game, effects.notify, effects.calm)
-        if effects.announce or effects.ended:
-            tr = await self.group_translator(game.chat_id)
-            for note in effects.announce:
-                self.box.say(game.chat_id, Rendered(tr.t(note.key, **note.kwargs)))
-            if effects.ended:
-                # A new message, so the group is notified of the ending.
-                self.box.say(game.chat_id, render.results_message(game, tr))
+        for note_id in owed.note_ids:
+            self.box.send_note(game.chat_id, note_id, self.render_note)
+
+    async def sweep_output(self, now: float) -> None:
+        """Keep the output this worker is sending leased, and take over what a dead one
+        left (see ``Storage.claim_owed_output``)."""
+        await self.storage.renew_output_leases(now, self.box.owing_chats())
+        for chat_id, owed in await self.storage.claim_owed_output(now):
+            log.info("chat %s: sending the output another worker left (rev %d)", chat_id, owed.rev)
+            self.box.deliver(chat_id, owed, self.render_note)
+
+    async def render_note(self, chat_id: int, note: dict[str, Any]) -> Rendered | None:
+        tr = await self.group_translator(chat_id)
+        if note.get("kind") == "announce":
+            return Rendered(tr.t(str(note["key"]), **note.get("kwargs", {})))
+        if note.get("kind") == "results":
+            game = await self.storage.load_table(chat_id)
+            # A game the group has moved on from (a rematch started) is not announced late.
+            if game is not None and game.game_id == note.get("game_id"):
+                return render.results_message(game, tr)
+        return None
 
     # --- hand modes -------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -119,6 +120,35 @@ def migrated_key(new: int, old: int) -> str:
     return f"durak:{{{new}}}:migrated-from:{old}"
 
 
+def output_key(chat_id: int) -> str:
+    """What the chat's last moves still owe the screen (written with each move)."""
+    return f"durak:{{{chat_id}}}:output"
+
+
+def output_index_key(shard: int) -> str:
+    """Chats that may owe output, each scored with the time its claim's lease ends."""
+    return f"durak:{{output:{shard}}}:chats"
+
+
+OUTPUT_LEASE = float(os.environ.get("DURAK_OUTPUT_LEASE", "10"))
+"""Seconds a worker holds a chat's owed output before another worker's sweeper takes it
+over. The holder renews it while it is still sending, so only a dead (or frozen) worker
+loses it. Tests shorten it; production has no reason to."""
+OUTPUT_SWEEP_EVERY = min(1.0, OUTPUT_LEASE / 4)
+SEND_CLAIM_MS = int(2000 * OUTPUT_LEASE)
+"""How long one worker alone may send a message's replacement: a send slower than this
+(Telegram answering very late) is the one case where two workers may both send it."""
+
+
+def delete_field(chat_id: int, message_id: int) -> str:
+    """The owed-output field of a replaced message still to delete."""
+    return f"del:{chat_id}:{message_id}"
+
+
+def sending_key(chat_id: int, slot: str) -> str:
+    return f"durak:{{{chat_id}}}:sending:{slot}"
+
+
 ALL_TIMER_KEYS = (TIMERS_KEY, *(timers_key(n) for n in range(SHARDS)))
 ALL_RUNNING_KEYS = (RUNNING_KEY, *(running_key(n) for n in range(SHARDS)))
 
@@ -150,12 +180,66 @@ class StatDelta:
 
 
 @dataclass
+class Owed:
+    """What a move must show, stored in the move's own transaction (see ``output_key``).
+
+    ``targets``: "group" and "hand:<user id>", each re-rendered from the stored record
+    (idempotent); ``notify``: users whose hand is re-sent as a new message; ``notes``: new
+    group messages (announcements, results), each sent once. ``rev`` and ``note_ids`` are
+    filled in when the move commits."""
+
+    targets: list[str]
+    notify: list[int] = field(default_factory=list)
+    notes: list[dict[str, Any]] = field(default_factory=list)
+    rev: int = 0
+    note_ids: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class OwedOutput:
+    """What a chat still owes the screen, read back from ``output_key``."""
+
+    rev: int
+    targets: dict[str, int]
+    """Target -> the revision it must show at least."""
+    notify: dict[int, int]
+    notes: dict[str, dict[str, Any]]
+    """Note id -> note; ids sort in the order the notes were made."""
+    deletes: list[tuple[int, int]] = field(default_factory=list)
+    """(chat, message) of messages replaced by a new one and not yet deleted."""
+
+    @property
+    def complete(self) -> bool:
+        return not (self.targets or self.notify or self.notes or self.deletes)
+
+
+@dataclass
+class Reowe:
+    """A new message's id being stored by a job that rendered revision ``seen``: if a
+    move came since, the targets are owed again (the move's own job may have edited the
+    message this one replaces). ``newer`` tells the job to render again."""
+
+    targets: list[str]
+    seen: int
+    newer: bool = False
+
+
+@dataclass
 class Write(Generic[T]):
     """What a change function decided: the table to store (None: store nothing)."""
 
     table: Table | None
     value: T
     stats: list[StatDelta] = field(default_factory=list)
+    output: Owed | None = None
+    """Output this change owes the screen (a move); recorded in the same transaction."""
+    settle: dict[str, int | None] = field(default_factory=dict)
+    reowe: Reowe | None = None
+    retire: tuple[int, int] | None = None
+    """(chat, message) replaced by the new message this change stores: to be deleted,
+    owed until it is (a worker that dies first leaves the delete to another)."""
+    """Owed-output fields this change fulfils (e.g. a new hand message's id stored):
+    each is cleared in the same transaction if it asks for at most that revision."""
 
 
 class Storage:
@@ -177,6 +261,11 @@ class Storage:
         self._leases: dict[int, tuple[str, float]] = {}
         """Timers this process claimed and has not released: chat id -> (key, lease)."""
         self._next_settle = 0.0
+        self._output_leases: dict[int, float] = {}
+        """Chats whose owed output this process holds: chat id -> the lease it wrote."""
+        self._committing: dict[int, int] = {}
+        """Moves of this process between their index entry and their commit, per chat."""
+        self._next_output_sweep = 0.0
         self._slots = SlotClients(redis) if isinstance(redis, RedisCluster) else None
         """Where WATCH transactions run on a Redis Cluster; None on a single Redis."""
         self.on_quarantine: Callable[[int, str], None] | None = None
@@ -258,9 +347,10 @@ class Storage:
         key = table_key(chat_id)
         redirected = False
         for _ in range(MAX_RETRIES):
+            owed_fields: _OwedFields | None = None
             async with self._transaction(key) as pipe:
                 try:
-                    await pipe.watch(key)
+                    await pipe.watch(key, output_key(chat_id))
                     raw = await pipe.get(key)
                     current, problem = _read_table(raw)
                     if problem is not None:
@@ -290,9 +380,15 @@ class Storage:
                             pending_index_key(shard_of(chat_id, PENDING_SHARDS)),
                             f"{chat_id}:{write.table.game_id}",
                         )
+                    owed_fields = await self._owed_fields(pipe, chat_id, write)
                     pipe.multi()  # type: ignore[no-untyped-call]
                     ttl = self.finished_ttl if write.table.phase in ENDED_PHASES else self.idle_ttl
                     pipe.set(key, write.table.to_json(), ex=ttl)
+                    if owed_fields.stale:
+                        pipe.hdel(output_key(chat_id), *owed_fields.stale)
+                    if owed_fields.new:
+                        pipe.hset(output_key(chat_id), mapping=owed_fields.new)
+                        pipe.expire(output_key(chat_id), self.idle_ttl)
                     for delta in write.stats:
                         _add_stats(pipe, stats_key(chat_id), delta)
                     if write.stats:
@@ -306,9 +402,59 @@ class Storage:
                 except WatchError:
                     metrics.storage_conflict()
                     continue
+                finally:
+                    if owed_fields is not None and owed_fields.counted:
+                        self._moves_done(chat_id)
             await self._after_write(write, phase_changed=before != write.table.phase)
             return write.value
         raise StorageConflict(f"table of chat {chat_id} kept changing")
+
+    async def _owed_fields(self, pipe: Any, chat_id: int, write: Write[Any]) -> _OwedFields:
+        """The output hash's changes for ``write`` (read inside its WATCH). A move is
+        indexed first (another slot), so a crash after its commit leaves it findable."""
+        fields = _OwedFields()
+        if write.settle:
+            names = list(write.settle)
+            for name, value in zip(
+                names, await pipe.hmget(output_key(chat_id), names), strict=True
+            ):
+                bound = write.settle[name]
+                if value is not None and (bound is None or int(value) <= bound):
+                    fields.stale.append(name)
+        if write.retire is not None:
+            fields.new[delete_field(*write.retire)] = "1"
+        if write.reowe is not None:
+            current = int(await pipe.hget(output_key(chat_id), "rev") or 0)
+            write.reowe.newer = current > write.reowe.seen
+            if write.reowe.newer:
+                fields.new.update({f"owe:{t}": str(current) for t in write.reowe.targets})
+        owed = write.output
+        if owed is None:
+            return fields
+        rev = int(await pipe.hget(output_key(chat_id), "rev") or 0) + 1
+        self._committing[chat_id] = self._committing.get(chat_id, 0) + 1
+        fields.counted = True
+        lease = time.time() + OUTPUT_LEASE
+        await self.redis.zadd(output_index_key(shard_of(chat_id)), {str(chat_id): lease})
+        self._output_leases[chat_id] = lease
+        owed.rev = rev
+        owed.note_ids = [f"{rev:010d}.{i:03d}" for i in range(len(owed.notes))]
+        fields.new["rev"] = str(rev)
+        for target in owed.targets:
+            fields.new[f"owe:{target}"] = str(rev)
+        for user in owed.notify:
+            fields.new[f"new:{user}"] = str(rev)
+        for note_id, note in zip(owed.note_ids, owed.notes, strict=True):
+            fields.new[f"note:{note_id}"] = json.dumps(note, default=str)
+        fields.stale = [name for name in fields.stale if name not in fields.new]
+        return fields
+
+    def _moves_done(self, chat_id: int) -> None:
+        left = self._committing.get(chat_id, 0) - 1
+        if left > 0:
+            self._committing[chat_id] = left
+        else:
+            self._committing.pop(chat_id, None)
 
     async def _after_write(self, write: Write[Any], *, phase_changed: bool) -> None:
         """Keys in other cluster slots: user totals, the index of running games."""
@@ -326,6 +472,137 @@ class Storage:
             await self.redis.zrem(timers_key(shard), chat)
             await self.redis.srem(RUNNING_KEY, chat)
             await self.redis.zrem(TIMERS_KEY, chat)
+
+    # --- owed output: what committed moves still have to show ----------------------
+
+    async def owed_output(self, chat_id: int) -> OwedOutput:
+        return _owed_of(await self.redis.hgetall(output_key(chat_id)))
+
+    async def owed_note(self, chat_id: int, note_id: str) -> dict[str, Any] | None:
+        raw = await self.redis.hget(output_key(chat_id), f"note:{note_id}")
+        return None if raw is None else _note_of(raw)
+
+    async def settle_output(self, chat_id: int, fields: dict[str, int | None]) -> bool:
+        """Clear the owed ``fields`` that ask for at most the given revision (None: any);
+        true when the chat then owes nothing."""
+        key = output_key(chat_id)
+        for _ in range(MAX_RETRIES):
+            async with self._transaction(key) as pipe:
+                try:
+                    await pipe.watch(key)
+                    current = {_text(k): _text(v) for k, v in (await pipe.hgetall(key)).items()}
+                    stale = [
+                        name
+                        for name, bound in fields.items()
+                        if name in current and (bound is None or int(current[name]) <= bound)
+                    ]
+                    left = {k: v for k, v in current.items() if k not in stale}
+                    if stale:
+                        pipe.multi()  # type: ignore[no-untyped-call]
+                        pipe.hdel(key, *stale)
+                        await pipe.execute()
+                    else:
+                        await pipe.unwatch()  # type: ignore[no-untyped-call]
+                    return _owed_of(left).complete
+                except WatchError:
+                    metrics.storage_conflict()
+        raise StorageConflict(f"output of chat {chat_id} kept changing")
+
+    async def claim_send(self, chat_id: int, slot: str) -> bool:
+        """True for one worker at a time: the one that may send ``slot``'s new message
+        (a hand that notifies, a first table message) until ``release_send``. A claim
+        whose worker died ends after ``SEND_CLAIM_MS``."""
+        return bool(
+            await self.redis.set(sending_key(chat_id, slot), "1", nx=True, px=SEND_CLAIM_MS)
+        )
+
+    async def release_send(self, chat_id: int, slot: str) -> None:
+        await self.redis.delete(sending_key(chat_id, slot))
+
+    async def release_output(self, chat_id: int) -> None:
+        """This process showed everything the chat owed: drop its index entry, unless a
+        newer move (ours, mid-commit, or another worker's, which writes a new lease) owes
+        more."""
+        if self._committing.get(chat_id):
+            return
+        held = self._output_leases.pop(chat_id, None)
+        if held is not None:
+            await self._drop_if(output_index_key(shard_of(chat_id)), str(chat_id), held)
+
+    async def renew_output_leases(self, now: float, chats: set[int]) -> None:
+        """Extend the leases this process holds for ``chats`` (still sending) when half
+        of one is gone; a lease that someone else took over, or that ran out while this
+        process had nothing left to send for it (a sweeper's now), is forgotten."""
+        for chat_id, until in list(self._output_leases.items()):
+            if until < now and chat_id not in chats and not self._committing.get(chat_id):
+                del self._output_leases[chat_id]
+        for chat_id in chats:
+            held = self._output_leases.get(chat_id)
+            if held is None or held - now > OUTPUT_LEASE / 2:
+                continue
+            key, lease = output_index_key(shard_of(chat_id)), now + OUTPUT_LEASE
+            if await self._move_if(key, str(chat_id), held, lease):
+                self._output_leases[chat_id] = lease
+            elif self._output_leases.get(chat_id) == held:
+                del self._output_leases[chat_id]
+
+    async def claim_owed_output(self, now: float, limit: int = 50) -> list[tuple[int, OwedOutput]]:
+        """Owed output whose lease ran out (its worker died or gave it back), leased to
+        this process now; at most every ``OUTPUT_SWEEP_EVERY`` seconds. Entries that owe
+        nothing any more are dropped."""
+        if now < self._next_output_sweep:
+            return []
+        self._next_output_sweep = now + OUTPUT_SWEEP_EVERY
+        claimed = []
+        for shard in range(SHARDS):
+            key = output_index_key(shard)
+            for member in await self.redis.zrangebyscore(key, "-inf", now, start=0, num=limit):
+                name = _text(member)
+                lease = now + OUTPUT_LEASE
+                if not await self._lease(key, name, now, lease):
+                    continue  # another sweeper was first
+                chat_id = int(name)
+                self._output_leases[chat_id] = lease
+                owed = await self.owed_output(chat_id)
+                if owed.complete:
+                    await self.release_output(chat_id)
+                else:
+                    claimed.append((chat_id, owed))
+        return claimed
+
+    async def hand_back_output(self) -> None:
+        """At shutdown: what this process still owes becomes due now for another worker."""
+        for chat_id, held in list(self._output_leases.items()):
+            await self._move_if(output_index_key(shard_of(chat_id)), str(chat_id), held, 0.0)
+        self._output_leases.clear()
+
+    async def _move_if(self, key: str, member: str, score: float, new: float) -> bool:
+        """Set ``member``'s score to ``new`` if it is still ``score`` (nobody else's)."""
+        async with self._transaction(key) as pipe:
+            try:
+                await pipe.watch(key)
+                if await pipe.zscore(key, member) != score:
+                    await pipe.unwatch()  # type: ignore[no-untyped-call]
+                    return False
+                pipe.multi()  # type: ignore[no-untyped-call]
+                pipe.zadd(key, {member: new})
+                await pipe.execute()
+                return True
+            except WatchError:
+                return False
+
+    async def _drop_if(self, key: str, member: str, score: float) -> None:
+        async with self._transaction(key) as pipe:
+            try:
+                await pipe.watch(key)
+                if await pipe.zscore(key, member) != score:
+                    await pipe.unwatch()  # type: ignore[no-untyped-call]
+                    return
+                pipe.multi()  # type: ignore[no-untyped-call]
+                pipe.zrem(key, member)
+                await pipe.execute()
+            except WatchError:
+                return  # rescheduled meanwhile: it stays
 
     # --- user totals, exactly once ------------------------------------------------
 
@@ -594,6 +871,43 @@ class Storage:
     async def user_stats(self, user_id: int) -> StatLine:
         lines = _stat_lines(await self.redis.hgetall(user_stats_key(user_id)))
         return lines[0] if lines else StatLine(user_id=user_id)
+
+
+@dataclass
+class _OwedFields:
+    new: dict[Any, Any] = field(default_factory=dict)
+    """Field -> value (str); typed loosely for redis-py's invariant mapping type."""
+    stale: list[str] = field(default_factory=list)
+    counted: bool = False
+    """A move: counted in ``Storage._committing`` until its transaction is over."""
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _note_of(raw: Any) -> dict[str, Any]:
+    note = json.loads(raw)
+    return note if isinstance(note, dict) else {}
+
+
+def _owed_of(raw: dict[Any, Any]) -> OwedOutput:
+    rev, targets, notify, notes, deletes = 0, {}, {}, {}, []
+    for key, value in raw.items():
+        name, text = _text(key), _text(value)
+        kind, _, rest = name.partition(":")
+        if name == "rev":
+            rev = int(text)
+        elif kind == "owe":
+            targets[rest] = int(text)
+        elif kind == "new":
+            notify[int(rest)] = int(text)
+        elif kind == "note":
+            notes[rest] = _note_of(text)
+        elif kind == "del":
+            chat, _, message = rest.partition(":")
+            deletes.append((int(chat), int(message)))
+    return OwedOutput(rev, targets, notify, dict(sorted(notes.items())), sorted(deletes))
 
 
 def _add_stats(pipe: Any, key: str, delta: StatDelta) -> None:

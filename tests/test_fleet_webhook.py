@@ -4,20 +4,17 @@ a test front that spreads the emulator's webhook deliveries over them, like a re
 from __future__ import annotations
 
 import asyncio
-import itertools
-import os
 import signal
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import aiohttp
 import pytest
-from aiohttp import web
 from redis.asyncio.cluster import RedisCluster
 from support.cluster import Cluster, redis_cluster
-from support.harness import free_port, play_out
+from support.fleet import Front, Worker, start_worker, stop_workers, wait_ready
+from support.harness import play_out
 
 from bot.storage import table_key
 from sandbox.emulator import BotApiEmulator
@@ -37,92 +34,10 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         pytest.fail(str(err))
 
 
-class Front:
-    """The reverse proxy: each delivery to the next worker; a worker that does not answer
-    is skipped (as a proxy's health checks would), so no update is lost with it."""
-
-    def __init__(self, ports: list[int]) -> None:
-        self.ports = ports
-        self.turn = itertools.count()
-        self.served: dict[int, int] = dict.fromkeys(ports, 0)
-        self.port = free_port()
-        self.runner: web.AppRunner | None = None
-        self.session: aiohttp.ClientSession | None = None
-
-    async def start(self) -> str:
-        app = web.Application()
-        app.router.add_post("/telegram", self.forward)
-        self.runner = web.AppRunner(app)
-        await self.runner.setup()
-        await web.TCPSite(self.runner, "127.0.0.1", self.port).start()
-        self.session = aiohttp.ClientSession()
-        return f"http://127.0.0.1:{self.port}"
-
-    async def forward(self, request: web.Request) -> web.Response:
-        assert self.session is not None
-        body = await request.read()
-        headers = {
-            k: v
-            for k, v in request.headers.items()
-            if k.lower() in ("content-type", "x-telegram-bot-api-secret-token")
-        }
-        first = next(self.turn)
-        for offset in range(len(self.ports)):
-            port = self.ports[(first + offset) % len(self.ports)]
-            try:
-                url = f"http://127.0.0.1:{port}/telegram"
-                async with self.session.post(url, data=body, headers=headers) as answer:
-                    self.served[port] += 1
-                    return web.Response(status=answer.status, body=await answer.read())
-            except aiohttp.ClientConnectionError:
-                continue
-        return web.Response(status=502)
-
-    async def stop(self) -> None:
-        if self.session is not None:
-            await self.session.close()
-        if self.runner is not None:
-            await self.runner.cleanup()
-
-
-@dataclass
-class Worker:
-    process: asyncio.subprocess.Process
-    port: int
-    health: int
-
-
-async def start_worker(tmp: Path, emu_url: str, cluster: Cluster, front: str) -> Worker:
-    port, health = free_port(), free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "REDIS_"))}
-    env |= {
-        "TELEGRAM_BOT_TOKEN": TOKEN,
-        "TELEGRAM_API_URL": emu_url,
-        "REDIS_URL": cluster.url,
-        "REDIS_CLUSTER": "true",
-        "WEBHOOK_URL": front,
-        "WEBHOOK_PORT": str(port),
-        "HEALTH_PORT": str(health),
-        "AI_DELAY": "0",
-        "TURN_TIMEOUT": "5",
-        "LOG_LEVEL": "WARNING",
-    }
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", cwd=tmp, env=env, stderr=asyncio.subprocess.DEVNULL
+async def start(tmp: Path, emu_url: str, cluster: Cluster, front: str) -> Worker:
+    return await start_worker(
+        tmp, token=TOKEN, emu_url=emu_url, redis_url=cluster.url, front=front, cluster=True
     )
-    return Worker(process, port, health)
-
-
-async def wait_ready(http: aiohttp.ClientSession, worker: Worker) -> None:
-    for _ in range(600):
-        try:
-            async with http.get(f"http://127.0.0.1:{worker.health}/readyz") as r:
-                if r.status == 200:
-                    return
-        except aiohttp.ClientConnectionError:
-            pass
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"worker on {worker.port} never became ready")
 
 
 @dataclass
@@ -143,11 +58,8 @@ async def test_three_workers_play_a_game_and_one_is_killed_mid_game(
         ports: list[int] = []
         front = Front(ports)
         front_url = await front.start()
-        workers = [
-            await start_worker(tmp_path, emu.url, cluster, front_url) for _ in range(WORKERS)
-        ]
+        workers = [await start(tmp_path, emu.url, cluster, front_url) for _ in range(WORKERS)]
         ports.extend(w.port for w in workers)
-        front.served = dict.fromkeys(ports, 0)
         try:
             async with aiohttp.ClientSession() as http:
                 await asyncio.gather(*(wait_ready(http, w) for w in workers))
@@ -169,7 +81,7 @@ async def test_three_workers_play_a_game_and_one_is_killed_mid_game(
             await killer
             assert "Durak" in result.text or "draw" in result.text
             assert workers[0].process.returncode == -signal.SIGKILL
-            assert all(front.served[w.port] > 0 for w in workers)  # every worker served
+            assert all(front.served.get(w.port, 0) > 0 for w in workers)  # every one served
             # Pacing is still per process (fleet-wide pacing in Redis is not built yet):
             # three workers can exceed a group's budget together. The emulator's real
             # limits answer 429 then, and the game must still end with every move kept.
@@ -184,11 +96,7 @@ async def test_three_workers_play_a_game_and_one_is_killed_mid_game(
             finally:
                 await rc.aclose()
         finally:
-            for worker in workers:
-                if worker.process.returncode is None:
-                    worker.process.terminate()
-            for worker in workers:
-                await worker.process.wait()
+            await stop_workers(workers)
             await front.stop()
 
 

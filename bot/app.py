@@ -15,6 +15,7 @@ from telegram.ext import Application, ApplicationBuilder
 from bot.ai_runner import AiRunner
 from bot.bounded import BoundedDict
 from bot.config import Settings
+from bot.fleet_pacing import send_limiter
 from bot.guard import Guard
 from bot.handlers import HANDLERS_KEY, Handlers
 from bot.metered_request import MeteredRequest
@@ -99,6 +100,7 @@ def build_application(
         wall_clock=clock,
         settle_delay=settings.bot_api_timeout,
     )
+    games.outbox.limiter = send_limiter(settings, redis)
     # The scheduler asks the turn gate first: no deadline passes on a hand not yet shown.
     games.scheduler.fire = TurnGate(games).fire
     guard = Guard(games)

@@ -33,7 +33,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError, ResponseError
 
 from bot.config import Settings
-from bot.pacing import GlobalLimiter, SendLimiter
+from bot.pacing import ChatBusy, GlobalLimiter, SendLimiter
 
 log = logging.getLogger(__name__)
 
@@ -147,34 +147,32 @@ class FleetLimiter:
         self._low = asyncio.Lock()
 
     async def acquire(self, *, low_priority: bool = False, chat_id: int | None = None) -> None:
-        """Wait until a send to ``chat_id`` fits every budget, and count it.
+        """Wait until a send to ``chat_id`` fits the global budget, and count it.
 
         As in ``GlobalLimiter``, one task per priority waits on a full global budget while
-        the others queue behind it; a chat over its own budget, or a send that booked a
-        slot, waits outside the queue."""
+        the others queue behind it. A chat another worker has just sent to raises
+        ``ChatBusy``: what this worker was about to send was read before that send, so
+        the outbox reads it again when the chat's budget allows."""
         if chat_id is None or not self._use_redis():
             await self.local.acquire(low_priority=low_priority)
             return
         lock = self._low if low_priority else self._high
-        wait_ms, cause = 0, GLOBAL
-        while True:
-            async with lock:
-                while True:
-                    try:
-                        wait_ms, cause = await self.try_acquire(chat_id, low_priority=low_priority)
-                    except RedisError as err:
-                        self._redis_failed(err)
-                        break
-                    if cause != GLOBAL:
-                        break
-                    await asyncio.sleep(wait_ms / 1000)
-            if not self._use_redis():
-                await self.local.acquire(low_priority=low_priority)
-                return
-            if wait_ms > 0:
-                await asyncio.sleep(wait_ms / 1000)  # a booked slot, or the chat's wait
-            if cause != CHAT:
-                return
+        async with lock:
+            while True:
+                try:
+                    wait_ms, cause = await self.try_acquire(chat_id, low_priority=low_priority)
+                except RedisError as err:
+                    self._redis_failed(err)
+                    break
+                if cause == CHAT:
+                    raise ChatBusy(wait_ms / 1000)
+                if cause != GLOBAL:
+                    break
+                await asyncio.sleep(wait_ms / 1000)
+        if not self._use_redis():
+            await self.local.acquire(low_priority=low_priority)
+        elif wait_ms > 0:
+            await asyncio.sleep(wait_ms / 1000)  # until the global slot it booked
 
     async def back_off(self, chat_id: int, seconds: float) -> None:
         """Telegram said 429 for this chat: no worker sends there for ``seconds``."""
@@ -190,12 +188,9 @@ class FleetLimiter:
     async def try_acquire(self, chat_id: int, *, low_priority: bool = False) -> tuple[int, int]:
         """One attempt: (ms until its booked slot, 0) if the send was counted, else (ms to
         wait before asking again, CHAT or GLOBAL)."""
-        group = chat_id < 0
         chat, hold, shard = chat_keys(chat_id, self.shards)
         args = (
-            self.group_interval_ms if group else self.private_interval_ms,
-            self.group_window_max if group else 0,
-            60_000,
+            *self._chat_args(chat_id),
             self.low_cap if low_priority else self.cap,
             self.cap,
             self.global_spacing_ms,
@@ -205,6 +200,12 @@ class FleetLimiter:
         self.calls += 1
         wait_ms, cause = await self._acquire(keys=[chat, hold, shard], args=args)
         return int(wait_ms), int(cause)
+
+    def _chat_args(self, chat_id: int) -> tuple[int, int, int]:
+        """The chat's spacing (ms), window size (0: none) and window (ms)."""
+        if chat_id < 0:
+            return self.group_interval_ms, self.group_window_max, 60_000
+        return self.private_interval_ms, 0, 60_000
 
     def _use_redis(self) -> bool:
         return self.scripted and self.clock() >= self.local_until

@@ -36,7 +36,7 @@ from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter, Tele
 from bot.bounded import BoundedDict
 from bot.delivery import backoff_seconds, possibly_applied, transient
 from bot.hand_modes import HandMode as HandMode  # defined by the service's side now
-from bot.pacing import ChatPacer, GlobalLimiter, SendLimiter
+from bot.pacing import ChatBusy, ChatPacer, GlobalLimiter, SendLimiter
 from bot.records import Table
 from bot.render import Rendered
 from bot.storage import Storage, Write
@@ -321,6 +321,9 @@ class Outbox:
                     if lane.recheck is not None:
                         job.not_before, lane.recheck = lane.recheck, None
                         self._requeue(lane, key, job)
+                except ChatBusy as busy:  # another worker sent here: read again after it
+                    lane.pacer.back_off(busy.seconds)
+                    self._requeue(lane, key, job)
                 except RetryAfter as err:
                     seconds = retry_seconds(err)
                     self.stats.retry_after += 1

@@ -9,11 +9,21 @@ from collections.abc import Callable
 from typing import Protocol
 
 
+class ChatBusy(Exception):
+    """Another worker has just sent to this chat: read and render again after ``seconds``
+    (content read before that send may be older than what it showed)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"chat busy for {seconds:.3f}s")
+        self.seconds = seconds
+
+
 class SendLimiter(Protocol):
     """What the outbox asks before every send (``bot.fleet_pacing`` has the Redis one)."""
 
     async def acquire(self, *, low_priority: bool = False, chat_id: int | None = None) -> None:
-        """Wait for a send slot (for ``chat_id`` when the limiter keeps chat budgets)."""
+        """Wait for a send slot (for ``chat_id`` when the limiter keeps chat budgets);
+        ``ChatBusy`` if that chat's budget is used up by another worker's send."""
 
     async def back_off(self, chat_id: int, seconds: float) -> None:
         """Telegram answered 429 for this chat."""

@@ -11,15 +11,21 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import fakeredis
 import pytest
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 from support.cluster import Cluster, redis_cluster
-from support.harness import free_port
+from support.front import Front, Worker, start_worker, stop_workers, wait_ready
+from support.harness import free_port, hand_buttons
 
 from bot.fleet_pacing import CHAT, GLOBAL, FleetLimiter
+from bot.pacing import ChatBusy
+from bot.records import Table
+from bot.storage import Storage
+from sandbox.emulator import BotApiEmulator
 
 GROUP, OTHER_GROUP, ANN, BOB = -100501, -100502, 501, 502
 
@@ -70,6 +76,9 @@ async def test_spacing_in_a_chat_holds_across_workers(real_redis: Redis) -> None
     assert await booked(two, GROUP)
     wait_ms, cause = await one.try_acquire(GROUP)
     assert cause == CHAT and 2900 < wait_ms <= 3000
+    with pytest.raises(ChatBusy) as busy:  # the outbox reads the record again later
+        await one.acquire(chat_id=GROUP, low_priority=True)
+    assert 2.9 < busy.value.seconds <= 3.0
 
 
 async def test_a_429_holds_the_chat_for_every_worker(real_redis: Redis) -> None:
@@ -172,3 +181,163 @@ async def test_on_a_cluster_each_send_is_one_call_in_one_slot(cluster: Cluster) 
         assert sum(w.calls for w in workers) == len(chats) + 2
     finally:
         await client.aclose()
+
+
+# --- three worker processes, the emulator's real limits -------------------------------
+
+TOKEN = "5550007:fleet-pacing-token-secret"
+WORKERS, GROUPS = 3, 3
+
+
+def scene(emu: BotApiEmulator) -> list[tuple[int, int, int]]:
+    """Groups of two players each: (group, first player, second player)."""
+    tables = []
+    for g in range(GROUPS):
+        chat, ann, bob = -100700 - g, 700 + 2 * g, 701 + 2 * g
+        emu.add_user(ann, f"Ann{g}")
+        emu.add_user(bob, f"Bob{g}")
+        emu.add_group(chat, f"Pace {g}", members=[ann, bob], creator=ann)
+        tables.append((chat, ann, bob))
+    return tables
+
+
+MOVES = 12
+"""Moves played in each group before both players leave (which ends the game at once)."""
+
+
+def button(emu: BotApiEmulator, user: int, label: str) -> int | None:
+    """The message in the user's private chat that offers ``label``."""
+    for message in reversed(emu.messages(user)):
+        if any(b.get("text") == label for row in message.inline_keyboard for b in row):
+            return message.message_id
+    return None
+
+
+async def play_a_game(emu: BotApiEmulator, chat: int, ann: int, bob: int) -> None:
+    """Open, join, start, play some moves quickly; then both leave, which ends it."""
+    await emu.user_sends(ann, chat, "/newgame")
+    lobby = await emu.wait_for(
+        lambda: next((m for m in emu.messages(chat) if m.from_bot), None), 20
+    )
+    for user, label, shown in ((bob, "Join", "2. Bob"), (ann, "Start", "Trump:")):
+        handle = await emu.user_presses(user, chat, lobby.message_id, text=label)
+        await asyncio.wait_for(handle.answer(), 10)
+        await emu.wait_for(lambda shown=shown: any(shown in m.text for m in emu.messages(chat)), 20)
+    last_step = -1
+    for _ in range(MOVES):
+        user, mid, step, data = await emu.wait_for(
+            lambda last=last_step: next_move(emu, (ann, bob), last), 20, what="a move"
+        )
+        handle = await emu.user_presses(user, user, mid, data=data)
+        await asyncio.wait_for(handle.answer(), 10)
+        last_step = step
+    await leave(emu, ann)  # the last human but one leaving ends a game of two
+
+
+async def leave(emu: BotApiEmulator, user: int) -> None:
+    """Leave game, Yes, leave; again if the game moved on in between (the throw-in
+    window's automatic pass makes the confirmation out of date)."""
+    for _ in range(5):
+        mid = await emu.wait_for(lambda: button(emu, user, "Leave game"), 20, what="Leave")
+        handle = await emu.user_presses(user, user, mid, text="Leave game")
+        await asyncio.wait_for(handle.answer(), 10)
+        try:
+            mid = await emu.wait_for(lambda: button(emu, user, "Yes, leave"), 5)
+        except TimeoutError:
+            continue
+        handle = await emu.user_presses(user, user, mid, text="Yes, leave")
+        if (await asyncio.wait_for(handle.answer(), 10)).text == "You left the game.":
+            return
+    raise AssertionError(f"user {user} could not leave the game")
+
+
+def next_move(
+    emu: BotApiEmulator, players: tuple[int, int], last_step: int
+) -> tuple[int, int, int, str] | None:
+    """A move button of a step after the last one pressed (attacks and beats first)."""
+    for user in players:
+        for step, mid, data in hand_buttons(emu, user):
+            if step > last_step and data.split(":")[4][0] in "aBbt":
+                return user, mid, step, data
+    return None
+
+
+def final_state_shown(emu: BotApiEmulator, table: Table, players: tuple[int, int]) -> bool:
+    """The group's table message shows the final table and the results were sent; each
+    player's hand message shows their result; no older message still offers a move."""
+    shown = emu.message(table.chat_id, table.table_message_id or 0)
+    if shown is None or "final table" not in shown.text:
+        return False
+    if not any("Game over" in m.text for m in emu.messages(table.chat_id) if m.from_bot):
+        return False
+    for seat in table.seats:
+        hand = emu.message(seat.user_id or 0, seat.hand_message_id or 0)
+        if hand is None or "🏁" not in hand.text:
+            return False
+    return not any(hand_buttons(emu, user) for user in players)
+
+
+async def wait_final_state(
+    emu: BotApiEmulator, storage: Storage, chat: int, players: tuple[int, int]
+) -> None:
+    """Until the stored, finished game is what every message shows (the stored message
+    ids are read again while output is still landing)."""
+    deadline = time.monotonic() + 30
+    while True:
+        table = await storage.load_table(chat)
+        assert table is not None and table.phase == "finished"
+        try:
+            await emu.wait_for(lambda t=table: final_state_shown(emu, t, players), 2)
+            return
+        except TimeoutError:
+            if time.monotonic() > deadline:
+                raise
+
+
+async def test_three_workers_keep_telegrams_limits_together(
+    tmp_path: Path, redis_server: str
+) -> None:
+    """Production pacing (3 s and 19 a minute per group, 1 s per private chat, 25/s) in
+    three workers; the emulator answers 429 above Telegram's 20/min, ~1/s and 30/s."""
+    redis: Redis = Redis.from_url(redis_server)
+    await redis.flushdb()
+    await redis.config_resetstat()
+    storage = Storage(redis, finished_ttl=600, idle_ttl=600)
+    settings = {
+        "TELEGRAM_BOT_TOKEN": TOKEN,
+        "REDIS_URL": redis_server,
+        "AI_DELAY": "0",
+        "LOG_LEVEL": "WARNING",
+    }
+    workers: list[Worker] = []
+    front = Front()
+    try:
+        async with BotApiEmulator(rate_limits=True) as emu:
+            emu.add_bot(TOKEN, username="durak_pacing_bot")
+            tables = scene(emu)
+            await front.start()
+            for _ in range(WORKERS):
+                env = settings | {"TELEGRAM_API_URL": emu.url}
+                workers.append(await start_worker(front, tmp_path, env))
+            await wait_ready(workers)
+            for _, ann, bob in tables:
+                for user in (ann, bob):
+                    await emu.user_starts_bot(user)
+            await asyncio.wait_for(asyncio.gather(*(play_a_game(emu, *t) for t in tables)), 120)
+            for chat, ann, bob in tables:
+                await wait_final_state(emu, storage, chat, (ann, bob))
+            assert all(front.served.get(w.port, 0) > 0 for w in workers)  # all served
+            assert emu.stats.too_many_requests == 0
+            sends = sum(
+                emu.stats.calls[m]
+                for m in ("sendMessage", "editMessageText", "editMessageReplyMarkup")
+            )
+            paced = int((await redis.info("commandstats"))["cmdstat_evalsha"]["calls"])
+            # Every send was paced fleet-wide, in one call that books it; a send to a chat
+            # another worker has just used is read again and asks again later.
+            assert sends <= paced <= 2 * sends
+            print(f"sends {sends}, pacing calls {paced} ({paced / sends:.2f} per send)")
+    finally:
+        await stop_workers(workers)
+        await front.stop()
+        await redis.aclose()

@@ -8,20 +8,24 @@ two taps at the same moment, or two processes, never lose or duplicate a move.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from pydantic import ValidationError
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
+from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import WatchError
 
 from bot import metrics
 from bot.records import ChatSettings, StatLine, Table, UserRecord
 from bot.schema import UnreadableRecord, current_json
+from bot.slot_clients import NODE_LOST, TOPOLOGY_CHANGED, SlotClients
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -173,8 +177,29 @@ class Storage:
         self._leases: dict[int, tuple[str, float]] = {}
         """Timers this process claimed and has not released: chat id -> (key, lease)."""
         self._next_settle = 0.0
+        self._slots = SlotClients(redis) if isinstance(redis, RedisCluster) else None
+        """Where WATCH transactions run on a Redis Cluster; None on a single Redis."""
         self.on_quarantine: Callable[[int, str], None] | None = None
         """Called with (chat_id, game_id) after an unreadable table was moved aside."""
+
+    @contextlib.asynccontextmanager
+    async def _transaction(self, key: str) -> AsyncIterator[Pipeline]:
+        """A WATCH/MULTI pipeline for keys in ``key``'s slot.
+
+        On a Redis Cluster it runs on a plain client to that slot's master (see
+        ``bot.slot_clients``: redis-py's cluster transactions can hang the event loop).
+        """
+        if self._slots is None:
+            async with self.redis.pipeline(transaction=True) as pipe:
+                yield pipe
+            return
+        client = await self._slots.client_for(key)
+        try:
+            async with client.pipeline(transaction=True) as pipe:
+                yield pipe
+        except (*TOPOLOGY_CHANGED, *NODE_LOST) as err:
+            await self._slots.forget(key, err)
+            raise
 
     # --- tables -------------------------------------------------------------------
 
@@ -196,7 +221,7 @@ class Storage:
         let ``on_quarantine`` tell the group. The chat can then start a new game."""
         assert raw is not None
         key = table_key(chat_id)
-        async with self.redis.pipeline(transaction=True) as pipe:
+        async with self._transaction(key) as pipe:
             try:
                 await pipe.watch(key)
                 if await pipe.get(key) != _as_bytes(raw):
@@ -233,7 +258,7 @@ class Storage:
         key = table_key(chat_id)
         redirected = False
         for _ in range(MAX_RETRIES):
-            async with self.redis.pipeline(transaction=True) as pipe:
+            async with self._transaction(key) as pipe:
                 try:
                     await pipe.watch(key)
                     raw = await pipe.get(key)
@@ -332,7 +357,7 @@ class Storage:
         """One transaction in the user's slot: the marker and the counts together."""
         marker = counted_key(delta.user_id, chat_id, game_id)
         for _ in range(MAX_RETRIES):
-            async with self.redis.pipeline(transaction=True) as pipe:
+            async with self._transaction(marker) as pipe:
                 try:
                     await pipe.watch(marker)
                     if await pipe.get(marker) is not None:
@@ -391,7 +416,7 @@ class Storage:
         due = await self._due_of(old)
         watched = [table_key(new), settings_key(new), migrated_key(new, old)]
         for _ in range(MAX_RETRIES):
-            async with self.redis.pipeline(transaction=True) as pipe:
+            async with self._transaction(watched[0]) as pipe:
                 try:
                     await pipe.watch(*watched)
                     if await pipe.get(migrated_key(new, old)) is not None:
@@ -429,7 +454,7 @@ class Storage:
         raise StorageConflict(f"chat {new} kept changing during a migration")
 
     async def _retire_chat(self, old: int, new: int) -> None:
-        async with self.redis.pipeline(transaction=True) as pipe:
+        async with self._transaction(table_key(old)) as pipe:
             pipe.delete(table_key(old), shown_key(old), stats_key(old), settings_key(old))
             pipe.set(moved_key(old), str(new), ex=self.idle_ttl)
             await pipe.execute()
@@ -501,7 +526,7 @@ class Storage:
         if held is None:
             return
         key, lease = held
-        async with self.redis.pipeline(transaction=True) as pipe:
+        async with self._transaction(key) as pipe:
             try:
                 await pipe.watch(key)
                 if await pipe.zscore(key, str(chat_id)) != lease:
@@ -515,7 +540,7 @@ class Storage:
 
     async def _lease(self, key: str, member: str, now: float, lease: float) -> bool:
         """Move a due timer to ``lease``: true for exactly one of several claimants."""
-        async with self.redis.pipeline(transaction=True) as pipe:
+        async with self._transaction(key) as pipe:
             try:
                 await pipe.watch(key)
                 score = await pipe.zscore(key, member)

@@ -19,8 +19,15 @@ fi
 
 PYTHON=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
-.venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e ".[dev]"
+# pip's own chatter (build warnings, ignored index locations) goes to a log, shown only when
+# pip fails, so the run's output is the lint, type and test results.
+pip_log=$(mktemp)
+if ! { .venv/bin/python -m pip install -q --upgrade pip &&
+  .venv/bin/python -m pip install -q -e ".[dev]"; } >"$pip_log" 2>&1; then
+  cat "$pip_log" >&2
+  exit 1
+fi
+rm -f "$pip_log"
 
 echo "== ruff" && .venv/bin/ruff check . && .venv/bin/ruff format --check .
 echo "== mypy" && .venv/bin/mypy

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
+import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 
@@ -14,6 +15,7 @@ import pytest
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 from support.cluster import Cluster, redis_cluster
+from support.harness import FakeClock, harness, open_lobby, play_out, press
 
 from bot.flow import Moment, Person, Timing, join, new_lobby
 from bot.records import Table
@@ -83,6 +85,28 @@ def lobby_write(table: Table | None) -> Write[str]:
     return Write(joined, table.game_id)
 
 
+async def test_transactions_never_run_in_a_helper_thread(
+    client: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """redis-py's cluster pipeline runs WATCH commands via asyncio.run in a thread the event
+    loop joins, which hung a worker mid-failover; every transaction of ours must run on the
+    loop itself (bot/slot_clients.py)."""
+    s = store(client)
+    await client.get(table_key(GROUP))  # the cluster client learns the slots first
+
+    def no_threads(self: threading.Thread) -> None:
+        raise AssertionError(f"a thread was started: {self.name}")
+
+    monkeypatch.setattr(threading.Thread, "start", no_threads)
+    assert await s.update_table(GROUP, lobby_write) == "g1"
+    await s.set_timer(GROUP, 1.0)
+    assert await s.claim_due(2.0) == [GROUP]
+    await s.release_timer(GROUP)
+    new = GROUP * 1000 - 2
+    moved = await s.migrate_chat(GROUP, new)
+    assert moved is not None and moved.chat_id == new
+
+
 async def test_table_changes_and_a_migration_across_slots(client: Redis) -> None:
     s = store(client)
     assert await s.update_table(GROUP, lobby_write) == "g1"
@@ -143,3 +167,49 @@ async def test_user_totals_are_counted_exactly_once_after_a_crash(client: Redis)
     await other.settle_game_stats(GROUP, "g1")  # a repeat counts nothing
     ann, bob = await other.user_stats(ANN), await other.user_stats(BOB)
     assert (ann.played, ann.durak, bob.played, bob.first) == (1, 1, 1, 1)
+
+
+async def test_a_full_game_on_the_cluster_survives_a_master_failover(
+    cluster: Cluster, client: Redis
+) -> None:
+    async with harness(client, FakeClock()) as h:
+        for uid, name in ((ANN, "Ann"), (BOB, "Bob")):
+            h.emu.add_user(uid, name)
+        h.emu.add_group(GROUP, "Cluster Club", members=[ANN, BOB], creator=ANN)
+        await h.start_bot()
+        for uid in (ANN, BOB):
+            await h.emu.user_starts_bot(uid)
+            await h.wait_text(uid, "Hi!")
+        lobby = await open_lobby(h, GROUP, ANN)
+        await press(h, BOB, GROUP, lobby.message_id, text="Join")
+        await h.wait_text(GROUP, "2. Bob")
+        await press(h, ANN, GROUP, lobby.message_id, text="Start")
+        await h.wait_text(GROUP, "Trump:")
+        failover = asyncio.create_task(_fail_over(cluster, table_key(GROUP)))
+        result = await play_out(h, GROUP, [ANN, BOB], timeout=20.0)
+        await failover
+        assert "Durak" in result.text or "draw" in result.text
+        table = await h.table(GROUP)
+        assert table.phase == "finished"
+        lines = await h.games.storage.chat_stats(GROUP)
+        assert sorted(line.played for line in lines) == [1, 1]  # counted once each
+        await h.settle()
+        assert h.emu.stats.too_many_requests == 0
+
+
+async def _fail_over(cluster: Cluster, key: str) -> None:
+    """Promote the replica of the master that holds the game (CLUSTER FAILOVER)."""
+    await asyncio.sleep(0.3)  # a few moves in
+    master = slot_owner(cluster, key)
+    master_id = cluster.cli(master, "cluster", "myid").strip()
+    replica = next(
+        int(line.split()[1].split(":")[1].split("@")[0])
+        for line in cluster.cli(master, "cluster", "nodes").splitlines()
+        if line.split()[3] == master_id  # the 4th field of a replica: its master's id
+    )
+    await asyncio.to_thread(cluster.cli, replica, "cluster", "failover")
+    for _ in range(100):
+        if slot_owner(cluster, key) == replica:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError("the failover did not happen")

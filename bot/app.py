@@ -23,6 +23,7 @@ from bot.migration import install_migration
 from bot.outbox import Outbox
 from bot.quarantine_notice import install_quarantine_notice
 from bot.recovery import RedisWatch
+from bot.replica_wait import ReplicaWait
 from bot.service import Games, Timing
 from bot.storage import Storage
 from bot.turns import TurnGate
@@ -54,6 +55,10 @@ def build_application(
         idle_ttl=settings.idle_ttl,
         settings_ttl=settings.settings_ttl,
     )
+    if settings.redis_wait_replicas:
+        storage.after_commit = ReplicaWait(
+            redis, settings.redis_wait_replicas, settings.redis_wait_timeout_ms
+        )
     timing = Timing(
         settings.turn_timeout, settings.ai_delay, settings.notify_quiet, settings.throw_in_window
     )

@@ -213,7 +213,7 @@ def button(emu: BotApiEmulator, user: int, label: str) -> int | None:
     return None
 
 
-async def play_a_game(emu: BotApiEmulator, chat: int, ann: int, bob: int) -> None:
+async def play_a_game(emu: BotApiEmulator, storage: Storage, chat: int, ann: int, bob: int) -> None:
     """Open, join, start, play some moves quickly; then both leave, which ends it."""
     await emu.user_sends(ann, chat, "/newgame")
     lobby = await emu.wait_for(
@@ -225,9 +225,18 @@ async def play_a_game(emu: BotApiEmulator, chat: int, ann: int, bob: int) -> Non
         await emu.wait_for(lambda shown=shown: any(shown in m.text for m in emu.messages(chat)), 20)
     last_step = -1
     for _ in range(MOVES):
-        user, mid, step, data = await emu.wait_for(
-            lambda last=last_step: next_move(emu, (ann, bob), last), 20, what="a move"
-        )
+        try:
+            user, mid, step, data = await emu.wait_for(
+                lambda last=last_step: next_move(emu, (ann, bob), last), 20, what="a move"
+            )
+        except TimeoutError:
+            table = await storage.load_table(chat)
+            stored = None if table is None or table.state is None else table.state.get("step")
+            shown = {u: [b[0] for b in hand_buttons(emu, u)] for u in (ann, bob)}
+            raise AssertionError(
+                f"group {chat}: no move after step {last_step}; stored step {stored}, "
+                f"button steps shown {shown}"
+            ) from None
         handle = await emu.user_presses(user, user, mid, data=data)
         await asyncio.wait_for(handle.answer(), 10)
         last_step = step
@@ -254,10 +263,10 @@ async def leave(emu: BotApiEmulator, user: int) -> None:
 def next_move(
     emu: BotApiEmulator, players: tuple[int, int], last_step: int
 ) -> tuple[int, int, int, str] | None:
-    """A move button of a step after the last one pressed (attacks and beats first)."""
+    """A move button of a step after the last one pressed."""
     for user in players:
         for step, mid, data in hand_buttons(emu, user):
-            if step > last_step and data.split(":")[4][0] in "aBbt":
+            if step > last_step and data.split(":")[4][0] in "aBbtp":
                 return user, mid, step, data
     return None
 
@@ -323,7 +332,9 @@ async def test_three_workers_keep_telegrams_limits_together(
             for _, ann, bob in tables:
                 for user in (ann, bob):
                     await emu.user_starts_bot(user)
-            await asyncio.wait_for(asyncio.gather(*(play_a_game(emu, *t) for t in tables)), 120)
+            await asyncio.wait_for(
+                asyncio.gather(*(play_a_game(emu, storage, *t) for t in tables)), 120
+            )
             for chat, ann, bob in tables:
                 await wait_final_state(emu, storage, chat, (ann, bob))
             assert all(front.served.get(w.port, 0) > 0 for w in workers)  # all served

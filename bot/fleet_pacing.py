@@ -45,6 +45,9 @@ RESERVE_AHEAD_MS = 200
 """A send may book a global slot this far ahead (then sleeps until it): one script call
 per send even when the budget is full, and a later high-priority send waits at most this
 long behind booked low-priority ones."""
+LATE = 0.25
+"""Seconds past its booked slot after which a send books again instead of going out."""
+MAX_LATE_BOOKINGS = 3
 LOCAL_AFTER_FAILURE = 5.0
 """Seconds of in-process pacing after Redis failed to answer, before asking it again."""
 CLUSTER_SHARDS = 3
@@ -156,6 +159,23 @@ class FleetLimiter:
         if chat_id is None or not self._use_redis():
             await self.local.acquire(low_priority=low_priority)
             return
+        for _ in range(MAX_LATE_BOOKINGS):
+            wait_ms = await self._book(chat_id, low_priority)
+            if wait_ms is None:
+                await self.local.acquire(low_priority=low_priority)
+                return
+            due = self.clock() + wait_ms / 1000
+            if wait_ms > 0:
+                await asyncio.sleep(wait_ms / 1000)  # until the global slot it booked
+            if self.clock() - due <= LATE:
+                return
+            # This process woke up late (a starved host): sent now, this send would bunch
+            # with the next slots' sends. The missed slot stays counted; book another.
+        log.debug("fleet pacing: woke up late %s times for chat %s", MAX_LATE_BOOKINGS, chat_id)
+
+    async def _book(self, chat_id: int, low_priority: bool) -> int | None:
+        """Book a global slot for a send to ``chat_id``: ms until it, or None when Redis
+        failed (pace per process then); ``ChatBusy`` if the chat's budget is used up."""
         lock = self._low if low_priority else self._high
         async with lock:
             while True:
@@ -163,16 +183,12 @@ class FleetLimiter:
                     wait_ms, cause = await self.try_acquire(chat_id, low_priority=low_priority)
                 except RedisError as err:
                     self._redis_failed(err)
-                    break
+                    return None
                 if cause == CHAT:
                     raise ChatBusy(wait_ms / 1000)
                 if cause != GLOBAL:
-                    break
+                    return wait_ms
                 await asyncio.sleep(wait_ms / 1000)
-        if not self._use_redis():
-            await self.local.acquire(low_priority=low_priority)
-        elif wait_ms > 0:
-            await asyncio.sleep(wait_ms / 1000)  # until the global slot it booked
 
     async def back_off(self, chat_id: int, seconds: float) -> None:
         """Telegram said 429 for this chat: no worker sends there for ``seconds``."""

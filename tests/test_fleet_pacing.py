@@ -127,6 +127,29 @@ async def test_low_priority_sends_leave_a_fifth_of_the_rate_free(real_redis: Red
     assert cause == 0 and delay_ms <= 100
 
 
+async def test_a_send_that_wakes_up_late_books_another_slot(real_redis: Redis) -> None:
+    """A starved process must not send a missed slot's message together with the next
+    slots' ones (that burst is what Telegram counts)."""
+    ticks = iter(range(0, 10_000, 300))  # every look at the clock: 0.3 s later
+
+    def late_clock() -> float:
+        return next(ticks) / 1000
+
+    late = FleetLimiter(
+        real_redis,
+        group_interval=0.0,
+        group_max_per_minute=100,
+        private_interval=0.0,
+        global_rate=1000.0,
+        clock=late_clock,
+    )
+    await asyncio.wait_for(late.acquire(chat_id=ANN), 5)
+    assert late.calls == 3  # booked, late, booked again, late, booked a third time
+    (on_time,) = limiters(real_redis, count=1, private_interval=0.0)
+    await asyncio.wait_for(on_time.acquire(chat_id=BOB), 5)
+    assert on_time.calls == 1
+
+
 async def test_without_redis_the_process_paces_alone() -> None:
     down: Redis = Redis.from_url(f"redis://127.0.0.1:{free_port()}/0", socket_connect_timeout=1)
     (worker,) = limiters(down, count=1)

@@ -157,7 +157,12 @@ async def measure(
         streams = [task for app in apps for task in app.connect(stop_at)]
         try:
             await asyncio.wait_for(asyncio.gather(*(a.connected.wait() for a in apps)), 120)
-            await asyncio.sleep(5)  # the hands collapse to "Open table" (not measured)
+            # The hands collapse to "Open table" (not measured): wait for every one, then
+            # for the bot's output to go quiet, so no edit of the collapse is counted.
+            users = [u for _, _, pair in tables for u in pair]
+            await emu.wait_for(lambda: all(collapsed(emu, u) for u in users), 300)
+            await quiet(emu)
+            print(f"hands collapsed; measuring {seconds:.0f}s", flush=True)
             emu.reset_stats()
             cpu_before = cpu_seconds(bot_pid)
             bench_before = cpu_seconds(os.getpid())
@@ -175,6 +180,7 @@ async def measure(
                     await task
     stats = emu.stats
     calls = stats.total - stats.calls.get("getUpdates", 0)
+    private = sum(n for chat, n in stats.chat_calls.items() if chat > 0)
     fan = results.fanout
     print(f"app mode: {len(tables)} tables, {2 * len(tables)} event streams, {elapsed:.1f}s")
     print(
@@ -194,7 +200,8 @@ async def measure(
     print(
         f"Bot API calls (without getUpdates): {calls}; per move: "
         f"{calls / max(1, results.moves):.2f}; by method: "
-        f"{dict(sorted((k, v) for k, v in stats.calls.items() if k != 'getUpdates'))}"
+        f"{dict(sorted((k, v) for k, v in stats.calls.items() if k != 'getUpdates'))}; "
+        f"to private chats: {private}, to groups: {calls - private}"
     )
     print(f"429 responses: {stats.too_many_requests}")
     print(
@@ -205,6 +212,31 @@ async def measure(
         f"bot process CPU: {bot_cpu:.1f}s in {elapsed:.1f}s "
         f"({bot_cpu / max(1, results.moves) * 1000:.1f} ms per move, all work included)"
     )
+
+
+def collapsed(emu: Any, user: int) -> bool:
+    """The user's hand message shows only the app's buttons (no move to keep up to date)."""
+    hands = [m for m in emu.messages(user) if m.from_bot and m.inline_keyboard]
+    if not hands:
+        return False
+    buttons = [b for row in hands[-1].inline_keyboard for b in row]
+    return any("web_app" in b for b in buttons) and all(
+        str(b.get("callback_data", ":w")).endswith(":w") for b in buttons
+    )
+
+
+async def quiet(emu: Any, for_seconds: float = 1.0, most: float = 60.0) -> None:
+    """Until no Bot API call but getUpdates came for ``for_seconds`` (at most ``most``)."""
+    deadline = time.monotonic() + most
+
+    def calls() -> int:
+        return int(emu.stats.total - emu.stats.calls.get("getUpdates", 0))
+
+    last, since = calls(), time.monotonic()
+    while time.monotonic() < deadline and time.monotonic() - since < for_seconds:
+        await asyncio.sleep(0.1)  # polling the emulator's counters: no event to await
+        if calls() != last:
+            last, since = calls(), time.monotonic()
 
 
 def cpu_seconds(pid: int) -> float:

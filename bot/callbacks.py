@@ -1,6 +1,7 @@
 """The one callback-data codec. Every button's data is made and read here.
 
-Group buttons: ``g:<game>:<op>``; language picker: ``l:<lang>``; hand buttons in a
+Group buttons: ``g:<game>:<op>``; language picker: ``l:<lang>``; /rules buttons:
+``r:<chat>`` (all of them) or ``r:<chat>:<section letter>``; hand buttons in a
 private chat: ``h:<chat>:<game>:<step>:<op><cards>``. A card is one character (its
 index into a 52-letter alphabet), so the data always fits Telegram's 64 bytes.
 Decoding is strict: anything not produced by ``encode_*`` raises ``CallbackError``.
@@ -15,6 +16,7 @@ from typing import Final, Literal
 
 from bot.lobby_options import LOBBY_OPTIONS
 from engine import Action, Attack, Beat, Card, Pass, Swap, Take, Transfer
+from locales.rules_text import SECTIONS, Section
 
 MAX_BYTES: Final = 64
 ALPHABET: Final = string.ascii_lowercase + string.ascii_uppercase
@@ -35,11 +37,16 @@ _GROUP_OPS: Final = {op: code for code, op in _GROUP_CODES.items()}
 GROUP_OPS: Final = frozenset(_GROUP_OPS)
 """Every group operation a button may carry."""
 
-HandOp = Literal["move", "pick", "back", "leave", "leave_yes", "take_back"]
+HandOp = Literal["move", "pick", "back", "leave", "leave_yes", "take_back", "play_here"]
 
 _GROUP_RE: Final = re.compile(r"g:([a-z0-9]{6}):([A-Za-z])")
 _LANG_RE: Final = re.compile(r"l:([a-z]{2})")
-_RULES_RE: Final = re.compile(r"r:(-?\d{1,20})")
+_RULES_RE: Final = re.compile(r"r:(-?\d{1,20})(?::([a-z]))?")
+_SECTION_CODES: Final[dict[Section, str]] = {
+    "goal": "g", "bout": "b", "beating": "e", "taking": "t", "options": "o", "ending": "n",
+}  # fmt: skip
+_SECTIONS_BY_CODE: Final = {code: section for section, code in _SECTION_CODES.items()}
+assert set(_SECTION_CODES) == set(SECTIONS)
 _HAND_RE: Final = re.compile(r"h:(-?\d{1,20}):([a-z0-9]{6}):(\d{1,7}):([a-zA-Z])([a-zA-Z]{0,6})")
 
 
@@ -72,9 +79,11 @@ class HandButton:
 
 @dataclass(frozen=True)
 class RulesButton:
-    """The full rules of the game in chat ``chat_id`` (0: the default options)."""
+    """The full rules of the game in chat ``chat_id`` (0: the default options), or
+    one ``section`` of them."""
 
     chat_id: int
+    section: Section | None = None
 
 
 Button = GroupButton | LanguageButton | HandButton | RulesButton
@@ -98,8 +107,9 @@ def encode_group(game_id: str, op: GroupOp) -> str:
     return _checked(f"g:{game_id}:{_GROUP_OPS[op]}")
 
 
-def encode_rules(chat_id: int) -> str:
-    return _checked(f"r:{chat_id}")
+def encode_rules(chat_id: int, section: Section | None = None) -> str:
+    tail = "" if section is None else f":{_SECTION_CODES[section]}"
+    return _checked(f"r:{chat_id}{tail}")
 
 
 def encode_language(lang: str) -> str:
@@ -134,11 +144,10 @@ def encode_hand_op(
     chat_id: int,
     game_id: str,
     step: int,
-    op: Literal["back", "leave", "leave_yes", "take_back"],
+    op: Literal["back", "leave", "leave_yes", "take_back", "play_here"],
 ) -> str:
-    return _hand(
-        chat_id, game_id, step, {"back": "k", "leave": "q", "leave_yes": "Q", "take_back": "m"}[op]
-    )
+    codes = {"back": "k", "leave": "q", "leave_yes": "Q", "take_back": "m", "play_here": "w"}
+    return _hand(chat_id, game_id, step, codes[op])
 
 
 def decode(data: str) -> Button:
@@ -153,7 +162,12 @@ def decode(data: str) -> Button:
     if m := _LANG_RE.fullmatch(data):
         return LanguageButton(m[1])
     if m := _RULES_RE.fullmatch(data):
-        return RulesButton(int(m[1]))
+        if m[2] is None:
+            return RulesButton(int(m[1]))
+        section = _SECTIONS_BY_CODE.get(m[2])
+        if section is None:
+            raise CallbackError("unknown rules section")
+        return RulesButton(int(m[1]), section)
     if m := _HAND_RE.fullmatch(data):
         return _decode_hand(int(m[1]), m[2], int(m[3]), m[4], m[5])
     raise CallbackError("unknown button")
@@ -179,6 +193,7 @@ def _decode_hand(chat_id: int, game_id: str, step: int, code: str, args: str) ->
         "q": 0,
         "Q": 0,
         "m": 0,
+        "w": 0,
     }
     if code not in arity:
         raise CallbackError("unknown hand op")
@@ -199,5 +214,11 @@ def _decode_hand(chat_id: int, game_id: str, step: int, code: str, args: str) ->
         return move(Pass())
     if code == "b":
         return HandButton(chat_id, game_id, step, "pick", card=cards[0])
-    ops: dict[str, HandOp] = {"k": "back", "q": "leave", "Q": "leave_yes", "m": "take_back"}
+    ops: dict[str, HandOp] = {
+        "k": "back",
+        "q": "leave",
+        "Q": "leave_yes",
+        "m": "take_back",
+        "w": "play_here",
+    }
     return HandButton(chat_id, game_id, step, ops[code])

@@ -20,8 +20,6 @@ from typing import Any
 from telegram import (
     CallbackQuery,
     Chat,
-    InlineKeyboardButton,
-    InlineKeyboardMarkup,
     Update,
     User,
 )
@@ -52,7 +50,6 @@ from locales import (
     how_to_play,
     language_name,
     negotiate,
-    rules_short,
     rules_text,
 )
 from locales import translator as get_translator
@@ -147,6 +144,8 @@ class Handlers:
         app.add_handler(CommandHandler("language", self.language))
         app.add_handler(CallbackQueryHandler(self.button))
         app.add_handler(MessageHandler(filters.ChatType.PRIVATE & ~filters.COMMAND, self.private))
+        # Before the others, and without stopping them: any private message or command.
+        app.add_handler(MessageHandler(filters.ChatType.PRIVATE, self.back_in_chat), group=-1)
         app.add_error_handler(self.error)
 
     async def error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -273,8 +272,9 @@ class Handlers:
         self.games.box.say(chat.id, content)
 
     async def rules(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        """The rules in brief, with a button for the full text: in a group, of its lobby
-        or game; in private, of the reader's current game (the default when none)."""
+        """The rules in brief, with buttons for the full text and each of its sections:
+        in a group, of its lobby or game; in private, of the reader's current game (the
+        default when none)."""
         chat, user = update.effective_chat, update.effective_user
         if chat is None or user is None:
             return
@@ -283,19 +283,12 @@ class Handlers:
             game = await self.current_game(user.id)
         else:
             game = await self.storage.load_table(chat.id)
-        rules = game.rules if game is not None else Rules()
-        target, lang = chat.id, tr.lang
+        target, reader_tr = chat.id, tr
         if chat.type != ChatType.PRIVATE and (await self.storage.user(user.id)).dm_open:
             # The text goes to the private chat, in the reader's own language.
-            target, lang = user.id, (await self.user_tr(user.id, user.language_code)).lang
+            target, reader_tr = user.id, await self.user_tr(user.id, user.language_code)
             self.say(chat.id, tr.t("rules.sent_dm", name=short_name(user.full_name)))
-        full = callbacks.encode_rules(game.chat_id if game is not None else 0)
-        button = InlineKeyboardButton(
-            get_translator(lang).t("rules.full_button"), callback_data=full
-        )
-        self.games.box.say(
-            target, Rendered(rules_short(rules, lang), InlineKeyboardMarkup([[button]]))
-        )
+        self.games.box.say(target, render.rules_message(game, self.games.timing, reader_tr))
 
     async def current_game(self, user_id: int) -> ChatGame | None:
         """The running game ``user_id`` plays in, if any (a rare command: a scan is fine)."""
@@ -316,11 +309,14 @@ class Handlers:
             lang = (await self.user_tr(user.id, user.language_code)).lang
         else:
             lang = (await self.games.group_translator(message.chat.id)).lang
+        pace = render.table_pace(game, self.games.timing)
         texts = rules_text(
             rules,
             lang,
-            turn_timeout=int(self.games.timing.turn_timeout),
+            turn_timeout=round(pace.turn_timeout),
             max_timeouts=flow.TIMEOUTS_BEFORE_HANDOVER,
+            pace=pace,
+            section=button.section,
         )
         for text in texts:
             self.say(message.chat.id, text)
@@ -337,6 +333,14 @@ class Handlers:
     async def private(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         if update.effective_user is not None:
             await self.mark_dm_open(update.effective_user)
+
+    async def back_in_chat(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """Writing to the bot while the Mini App collapsed the hand: its buttons come back."""
+        buttons, user = self.games.app_buttons, update.effective_user
+        if buttons is not None and user is not None:
+            chat_id = await buttons.back_in_chat(user.id)
+            if chat_id is not None:
+                self.games.box.refresh_hand(chat_id, user.id)
 
     # --- buttons ----------------------------------------------------------------------------
 
@@ -512,6 +516,11 @@ class Handlers:
             # Checked by game, not by step: the computer keeps moving the seat meanwhile.
             await self.games.run(chat_id, flow.take_back_seat, gid, user_id)
             return "toast.taken_back"
+        if button.op == "play_here":  # the Mini App's collapsed hand: the keyboard again
+            if self.games.app_buttons is not None:
+                await self.games.app_buttons.back_in_chat(user_id, chat_id)
+            self.games.box.refresh_hand(chat_id, user_id)
+            return None
         game = await self.storage.load_table(chat_id)
         if game is None or game.game_id != gid or game.phase != "playing":
             raise FlowError("toast.stale")
@@ -519,18 +528,22 @@ class Handlers:
         if seat is None:
             raise FlowError("toast.not_in_game")
         state = game.engine_state()
-        if state.step != step:
-            raise FlowError("toast.stale")
+        if step > state.step:
+            raise FlowError("toast.stale")  # no keyboard of ours shows a step to come
+        # Like a move, a keyboard change from an older keyboard still counts while it
+        # makes sense now; the mode then belongs to the current step.
         if button.op == "pick":
             card = button.card
             if not any(isinstance(a, Beat) and a.card == card for a in legal_actions(state, seat)):
+                if step < state.step:
+                    raise await self.moved_on(query, chat_id)
                 raise FlowError("toast.illegal")
             assert card is not None
-            self.games.set_mode(chat_id, user_id, gid, step, ("pick", int(card)))
+            self.games.set_mode(chat_id, user_id, gid, state.step, ("pick", int(card)))
         elif button.op == "leave":
-            self.games.set_mode(chat_id, user_id, gid, step, ("leave", 0))
+            self.games.set_mode(chat_id, user_id, gid, state.step, ("leave", 0))
         else:
-            self.games.set_mode(chat_id, user_id, gid, step, None)
+            self.games.set_mode(chat_id, user_id, gid, state.step, None)
         return None
 
     async def moved_on(self, query: CallbackQuery, chat_id: int) -> FlowError:

@@ -1,8 +1,11 @@
-"""The lobby's rule options, one row each.
+"""The lobby's options, one row each.
 
 The callback codec takes each row's code, the handlers its permission, the flow its
 field and values, the rendering its label. Adding an option is one row here plus its
 texts in the catalogues (the label, and a text per value unless it is shown as is).
+Most rows set a rule of the game (a ``Rules`` field); a row with ``on="table"`` sets a
+field of the chat's game record instead (the pace: how the bot runs the table, not a
+rule of Durak).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from bot.records import PACES, ChatGame
 from engine import Rules
 from engine.rules import PARTNER_TABLES
 
@@ -26,7 +30,7 @@ class LobbyOption:
     code: str
     """One letter in the callback data; unique among all group operations."""
     field: str
-    """The ``Rules`` field it sets."""
+    """The field it sets: of ``Rules``, or of the ``ChatGame`` record (``on``)."""
     values: tuple[Any, ...]
     """The values a tap cycles through, in order."""
     label: str
@@ -39,25 +43,33 @@ class LobbyOption:
     """Seat counts the option may be changed from its first value with; None: any."""
     refused: str = "toast.invalid"
     """The toast when the seat count does not allow it."""
+    on: Literal["rules", "table"] = "rules"
+    """What ``field`` belongs to: the game's ``Rules``, or the chat's game record."""
 
-    def offered(self, rules: Rules, seats: int) -> bool:
+    def offered(self, game: ChatGame) -> bool:
         """Shown in the lobby: the seat count allows it, or it is on and must be
         switchable back."""
-        return self.seats is None or seats in self.seats or self.current(rules) != self.values[0]
+        return self._seats_allow(game) or self.current(game) != self.values[0]
 
-    def allows(self, rules: Rules, seats: int) -> bool:
-        """Whether a game with ``seats`` players may start with this option as set."""
-        return self.seats is None or seats in self.seats or self.current(rules) == self.values[0]
+    def allows(self, game: ChatGame) -> bool:
+        """Whether the game may start with this option as set."""
+        return self._seats_allow(game) or self.current(game) == self.values[0]
 
-    def current(self, rules: Rules) -> Any:
-        return getattr(rules, self.field)
+    def _seats_allow(self, game: ChatGame) -> bool:
+        return self.seats is None or len(game.seats) in self.seats
 
-    def following(self, rules: Rules) -> Rules:
-        """``rules`` with this option moved to its next value."""
-        current = self.current(rules)
+    def current(self, game: ChatGame) -> Any:
+        return getattr(game.rules if self.on == "rules" else game, self.field)
+
+    def following(self, game: ChatGame) -> ChatGame:
+        """A copy of ``game`` with this option moved to its next value."""
+        current = self.current(game)
         index = self.values.index(current) if current in self.values else -1
         value = self.values[(index + 1) % len(self.values)]
-        return Rules.parse({**rules.model_dump(), self.field: value})
+        if self.on == "table":
+            return game.model_copy(update={self.field: value})
+        rules = Rules.parse({**game.rules.model_dump(), self.field: value})
+        return game.model_copy(update={"rules": rules})
 
 
 _ON_OFF: Final = {False: "option.off", True: "option.on"}
@@ -93,6 +105,16 @@ LOBBY_OPTIONS: Final[tuple[LobbyOption, ...]] = (
         _ON_OFF,
         seats=PARTNER_TABLES,
         refused="toast.partners_seats",
+    ),
+    LobbyOption(
+        "pace",
+        "P",
+        "pace",
+        ("normal", "fast", "relaxed"),
+        "lobby.pace",
+        "value",
+        {pace: f"option.pace_{pace}" for pace in PACES},
+        on="table",
     ),
 )
 OPTIONS_BY_OP: Final = {option.op: option for option in LOBBY_OPTIONS}

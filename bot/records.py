@@ -16,6 +16,8 @@ from engine import Rules, Series, State
 AiLevel = Literal["easy", "normal", "hard"]
 AI_LEVELS: tuple[AiLevel, ...] = ("easy", "normal", "hard")
 Phase = Literal["lobby", "playing", "finished", "cancelled"]
+Pace = Literal["relaxed", "normal", "fast"]
+PACES: tuple[Pace, ...] = ("relaxed", "normal", "fast")
 _OLD_SERIES_FIELDS = frozenset({"series_played", "series_durak", "dealer"})
 
 
@@ -63,6 +65,10 @@ class ChatGame(BaseModel):
     phase: Phase = "lobby"
     creator_id: int
     rules: Rules = Rules()
+    pace: Pace = "normal"
+    """How long the bot waits on people at this table (a lobby option, not a rule of the
+    game; ``bot.flow.common.table_timing`` turns it into seconds). Records stored before
+    it existed load as "normal", so it needs no schema version of its own."""
     seats: list[Seat] = []
     state: dict[str, Any] | None = None
     series: Series | None = None
@@ -127,7 +133,11 @@ class ChatGame(BaseModel):
         return [s.user_id for s in self.seats if s.human and s.user_id is not None]
 
     def to_json(self) -> str:
-        return self.model_dump_json(by_alias=True)
+        # A normal pace is left out, so the record stays readable by code from before the
+        # field (extra fields are refused): a rolling deploy or a rollback only trips on
+        # tables set to another pace.
+        exclude = {"pace"} if self.pace == "normal" else None
+        return self.model_dump_json(by_alias=True, exclude=exclude)
 
 
 Table = ChatGame

@@ -271,7 +271,10 @@ class Storage:
                         continue
                     if current is None and not redirected:
                         redirected = True
-                        moved = await self.moved_to(chat_id)
+                        # On the watched connection: waiting for a second one while
+                        # holding this deadlocks a burst of new chats on the pool.
+                        moved_raw = await pipe.get(moved_key(chat_id))
+                        moved = None if moved_raw is None else int(moved_raw)
                         if moved is not None:  # the group became a supergroup
                             chat_id, key = moved, table_key(moved)
                             await pipe.unwatch()  # type: ignore[no-untyped-call]

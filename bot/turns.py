@@ -40,7 +40,7 @@ class TurnGate:
         deadline = table.turn_deadline
         if deadline is None or deadline > now or flow.ai_turn(table, now) is not None:
             return None
-        timeout = self.games.timing.turn_timeout
+        timeout = flow.table_timing(table, self.games.timing).turn_timeout
         if now - (deadline - timeout) > self.max_wait_turns * timeout:
             log.warning("chat %s: hands still not shown; the timer goes on", table.chat_id)
             return None

@@ -11,8 +11,11 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import Final
+from typing import Final, Literal
+
+from babel.numbers import format_decimal
 
 from engine.cards import LOWEST_RANK
 from engine.rules import (
@@ -94,14 +97,47 @@ def _section(title: Html, *blocks: str) -> str:
     return "\n".join((title, *blocks))
 
 
+@dataclass(frozen=True)
+class TablePace:
+    """How the bot runs a table, as /rules tells it: the lobby's pace and its clocks."""
+
+    name: str = "normal"
+    """The pace option's value: relaxed, normal or fast."""
+    turn_timeout: float = 60.0
+    throw_in_window: float = 7.0
+
+
+Section = Literal["goal", "bout", "beating", "taking", "options", "ending"]
+SECTIONS: Final[tuple[Section, ...]] = ("goal", "bout", "beating", "taking", "options", "ending")
+"""The parts of the full rules that /rules offers a button for, in reading order."""
+
+
+def pace_line(tr: Translator, pace: TablePace) -> Html:
+    """ "• Pace: fast (30 s per move, 3.5 s to throw in)", numbers in the language's style."""
+    return tr.t(
+        "rules.options.pace",
+        pace=tr.t(f"option.pace_{pace.name}"),
+        turn=format_decimal(pace.turn_timeout, locale=tr.lang),
+        window=format_decimal(pace.throw_in_window, locale=tr.lang),
+    )
+
+
 class _RulesWriter:
     """Builds the sections for one language and one set of options."""
 
-    def __init__(self, tr: Translator, rules: Rules, turn_timeout: int, max_timeouts: int):
+    def __init__(
+        self,
+        tr: Translator,
+        rules: Rules,
+        turn_timeout: int,
+        max_timeouts: int,
+        pace: TablePace | None = None,
+    ):
         self.tr = tr
         self.rules = rules
         self.turn_timeout = turn_timeout
         self.max_timeouts = max_timeouts
+        self.pace = pace or TablePace(turn_timeout=turn_timeout)
         self.low = tr.rank(LOWEST_RANK[rules.deck_size])
 
     def sections(self) -> list[str]:
@@ -117,9 +153,49 @@ class _RulesWriter:
         out.append(self.bot())
         return out
 
+    def section(self, name: Section) -> list[str]:
+        """The parts of one section of the full rules (the /rules buttons)."""
+        r = self.rules
+        if name == "goal":
+            return [_section(self.tr.t("rules.goal.title"), self.tr.t("rules.intro")), self.cards()]
+        if name == "bout":
+            return [self.bout(), self.drawing()]
+        if name == "beating":
+            return [self.beating(), *([self.transfer()] if r.transfer else [])]
+        if name == "taking":
+            return [self.taking(), self.drawing()]
+        if name == "options":
+            extras = [self.swap()] if r.trump_swap else []
+            if r.series_length > 1:
+                extras.append(self.series())
+            return [self.options(), *extras, self.bot()]
+        return [self.end(), *([self.series()] if r.series_length > 1 else [])]
+
+    def beating(self) -> str:
+        t = self.tr.t
+        return _section(
+            t("rules.beating.title"),
+            t("rules.cards.trump"),
+            t("rules.cards.beat"),
+            t("rules.bout.defend"),
+        )
+
+    def taking(self) -> str:
+        t = self.tr.t
+        return _section(
+            t("rules.taking.title"), t("rules.bout.take"), t("rules.bout.limit", max=MAX_BOUT_CARDS)
+        )
+
+    def options(self) -> str:
+        return "\n".join((self.tr.t("rules.options.title"), *self.option_lines()))
+
     def overview(self) -> str:
+        t = self.tr.t
+        return "\n".join((t("rules.title"), t("rules.intro"), "", self.options()))
+
+    def option_lines(self) -> list[str]:
         t, n, r = self.tr.t, self.tr.n, self.rules
-        lines = [
+        return [
             t("rules.options.players", min=MIN_PLAYERS, max=r.max_players),
             t("rules.options.deck", count=r.deck_size, low=self.low, ace=self.tr.rank(_ACE)),
             t(f"rules.options.variant.{r.variant}"),
@@ -135,8 +211,8 @@ class _RulesWriter:
             if r.series_length > 1
             else t("rules.options.series.single"),
             n("rules.options.timer", self.turn_timeout),
+            pace_line(self.tr, self.pace),
         ]
-        return "\n".join((t("rules.title"), t("rules.intro"), "", t("rules.options.title"), *lines))
 
     def cards(self) -> str:
         t, r, rank = self.tr.t, self.rules, self.tr.rank
@@ -225,29 +301,47 @@ class _RulesWriter:
 
 
 def rules_text(
-    rules: Rules, lang: str, *, turn_timeout: int = 60, max_timeouts: int = 3
+    rules: Rules,
+    lang: str,
+    *,
+    turn_timeout: int = 60,
+    max_timeouts: int = 3,
+    pace: TablePace | None = None,
+    section: Section | None = None,
 ) -> list[str]:
-    """The full rules of a game with ``rules``, in ``lang``, as Telegram HTML messages.
+    """The full rules of a game with ``rules``, in ``lang``, as Telegram HTML messages
+    (or one ``section`` of them).
 
     Each message is within ``MAX_MESSAGE_LENGTH`` (raw and visible); messages break
     between sections. ``turn_timeout`` is the seconds per move, ``max_timeouts`` how many
-    timeouts hand a seat to a computer player.
+    timeouts hand a seat to a computer player, ``pace`` the table's pace (normal, with
+    ``turn_timeout``, when not given).
     """
-    return list(_rules_text(rules, lang, turn_timeout, max_timeouts))
+    pace = pace or TablePace(turn_timeout=turn_timeout)
+    return list(_rules_text(rules, lang, turn_timeout, max_timeouts, pace, section))
 
 
 @lru_cache(maxsize=256)
-def _rules_text(rules: Rules, lang: str, turn_timeout: int, max_timeouts: int) -> tuple[str, ...]:
-    writer = _RulesWriter(translator(lang), rules, turn_timeout, max_timeouts)
-    return tuple(split_messages(writer.sections()))
+def _rules_text(
+    rules: Rules,
+    lang: str,
+    turn_timeout: int,
+    max_timeouts: int,
+    pace: TablePace,
+    section: Section | None,
+) -> tuple[str, ...]:
+    writer = _RulesWriter(translator(lang), rules, turn_timeout, max_timeouts, pace)
+    parts = writer.sections() if section is None else writer.section(section)
+    return tuple(split_messages(parts))
 
 
 SHORT_LIMIT: Final = 900
 """The short /rules stays within this many visible characters (a phone screen)."""
 
 
-def rules_short(rules: Rules, lang: str) -> str:
-    """The rules in brief: the goal, a bout, beating, taking, and this table's options."""
+def rules_short(rules: Rules, lang: str, pace: TablePace | None = None) -> str:
+    """The rules in brief: the goal, a bout, beating, taking, and this table's options
+    (its pace: normal with the default clocks when not given)."""
     tr = translator(lang)
     t = tr.t
     low = tr.rank(LOWEST_RANK[rules.deck_size])
@@ -258,6 +352,7 @@ def rules_short(rules: Rules, lang: str) -> str:
     ]
     if rules.trump_swap:
         options.append(t("rules.options.swap.on", rank=low))
+    options.append(pace_line(tr, pace or TablePace()))
     return "\n".join((t("rules.short.title"), t("rules.short.body"), "", *options))
 
 

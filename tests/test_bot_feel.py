@@ -145,6 +145,7 @@ def every_keyboard(lang: str) -> Iterator[tuple[str, list[list[InlineKeyboardBut
         yield "computer", rows_of(render.hand_message(game, 0, tr).markup)
         flow.finish(game, state, flow.Effects(), early=False, now=1600.0)
         yield "result", rows_of(render.results_message(game, tr).markup)
+        yield "rules", rows_of(render.rules_message(game, TIMING, tr).markup)
 
 
 @pytest.mark.parametrize("lang", SUPPORTED)
@@ -153,7 +154,7 @@ def test_every_keyboard_fits_a_phone_in_every_language(lang: str) -> None:
     for kind, rows in every_keyboard(lang):
         assert too_wide(rows) == [], (kind, [[b.text for b in r] for r in rows])
         seen.add(kind)
-    assert seen == {"lobby", "language", "hand", "leave", "pick", "computer", "result"}
+    assert seen == {"lobby", "language", "hand", "leave", "pick", "computer", "result", "rules"}
 
 
 def test_english_lobby_labels_keep_the_words_outside_checks_press() -> None:

@@ -60,6 +60,7 @@ BUTTONS = (
     "lobby.throw_in",
     "lobby.transfer",
     "lobby.series",
+    "lobby.pace",
     "lobby.start",
     "lobby.cancel",
     "lobby.open_dm",
@@ -78,6 +79,12 @@ BUTTONS = (
     "result.rematch",
     "result.new_lobby",
     "rules.full_button",
+    "rules.button.goal",
+    "rules.button.bout",
+    "rules.button.beating",
+    "rules.button.taking",
+    "rules.button.options",
+    "rules.button.ending",
 )
 RANK = r"(?:10|[2-9]|[A-ZА-ЯЁ])"
 SUIT = "[♠♥♦♣]\ufe0f?"  # red suits carry the emoji selector (issue 11)

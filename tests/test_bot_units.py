@@ -298,7 +298,7 @@ def test_each_lobby_option_cycles_through_its_values_and_shows_them() -> None:
         game = four_seat_lobby()
         seen = []
         for _ in option.values:
-            seen.append(option.current(game.rules))
+            seen.append(option.current(game))
             labels = [
                 b.text
                 for row in render.lobby_message(game, tr, "b", []).markup.inline_keyboard  # type: ignore[union-attr]
@@ -308,7 +308,7 @@ def test_each_lobby_option_cycles_through_its_values_and_shows_them() -> None:
             assert len(labels) == 1 and labels[0] in render.rules_summary(game, tr)
             game, _ = flow.change_option(game, T0, GID, 1, option.op)
         assert sorted(map(str, seen)) == sorted(map(str, option.values))
-        assert option.current(game.rules) == seen[0]
+        assert option.current(game) == seen[0]
 
 
 def test_a_tap_from_an_older_keyboard_counts_while_its_move_is_still_legal() -> None:

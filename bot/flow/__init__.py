@@ -12,6 +12,7 @@ toast.
 
 from bot.flow.common import (
     LOBBY_LIFETIME,
+    PACE_FACTORS,
     Announcement,
     Effects,
     FlowError,
@@ -20,6 +21,7 @@ from bot.flow.common import (
     Person,
     Timing,
     game_seed,
+    table_timing,
 )
 from bot.flow.lobby import (
     CREATOR_AWAY,
@@ -58,6 +60,7 @@ __all__ = [
     "CREATOR_AWAY",
     "DM_DEADLINE",
     "LOBBY_LIFETIME",
+    "PACE_FACTORS",
     "TIMEOUTS_BEFORE_HANDOVER",
     "Announcement",
     "Effects",
@@ -92,6 +95,7 @@ __all__ = [
     "schedule",
     "series_over",
     "start",
+    "table_timing",
     "take_back_seat",
     "timeout_action",
     "waiting",

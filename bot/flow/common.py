@@ -9,10 +9,10 @@ own arguments. A refused operation raises ``FlowError``.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Final
 
-from bot.records import ChatGame
+from bot.records import ChatGame, Pace
 from bot.storage import StatDelta
 
 LOBBY_LIFETIME = 2 * 3600.0
@@ -31,6 +31,28 @@ class Timing:
     """A player idle longer than this gets a new (notifying) hand message."""
     throw_in_window: float = 7.0
     """Seconds attackers have to add cards once the defender is done."""
+    remind_before: float = 15.0
+    """Seconds before a player's own turn times out that they get a notifying reminder."""
+
+
+PACE_FACTORS: Final[dict[Pace, float]] = {"relaxed": 2.0, "normal": 1.0, "fast": 0.5}
+"""How a table's pace scales the human clocks (the turn timeout, the throw-in window and
+the reminder before a timeout): relaxed doubles them, fast halves them. The computer's
+delay stays: it is there so people can follow, whatever the pace."""
+
+
+def table_timing(game: ChatGame, timing: Timing) -> Timing:
+    """The timing a game runs on: the bot's settings scaled by the table's pace. The one
+    place a pace becomes seconds; everything that waits on people at a table asks here."""
+    factor = PACE_FACTORS[game.pace]
+    if factor == 1.0:
+        return timing
+    return replace(
+        timing,
+        turn_timeout=timing.turn_timeout * factor,
+        throw_in_window=timing.throw_in_window * factor,
+        remind_before=timing.remind_before * factor,
+    )
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,7 @@ def new_lobby(
         chat_title=title,
         creator_id=creator.user_id,
         rules=game.rules if game is not None else Rules(),
+        pace=game.pace if game is not None else "normal",
         seats=[_seat(creator, moment)],
         lobby_expires_at=moment.now + LOBBY_LIFETIME,
         creator_seen_at=moment.now,
@@ -161,11 +162,12 @@ def change_option(game: ChatGame | None, moment: Moment, game_id: str, by: int, 
     option = OPTIONS_BY_OP.get(op)
     if option is None:
         raise FlowError("toast.invalid")
-    rules = option.following(game.rules)
-    if not option.allows(rules, len(game.seats)):
+    changed = option.following(game)
+    if not option.allows(changed):
         raise FlowError(option.refused)
-    game.rules = rules
-    return _seats_changed(game)
+    if option.on == "table":
+        return changed, Effects()  # how the table runs, not the game: the series goes on
+    return _seats_changed(changed)
 
 
 def may_manage(game: ChatGame, user_id: int, is_admin: bool) -> bool:
@@ -200,7 +202,7 @@ def start(
             "toast.too_many_for_deck", deck=game.rules.deck_size, count=game.rules.max_players
         )
     for option in LOBBY_OPTIONS:
-        if not option.allows(game.rules, len(game.seats)):
+        if not option.allows(game):
             raise FlowError(option.refused)
     series = game.series
     if series is None:

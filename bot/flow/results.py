@@ -107,6 +107,7 @@ def fresh_lobby(
         chat_title=game.chat_title,
         creator_id=opener.user_id,
         rules=game.rules,
+        pace=game.pace,
         seats=[
             Seat(user_id=opener.user_id, name=opener.name, lang=opener.lang, joined_at=moment.now)
         ],

@@ -3,7 +3,7 @@ and when the next timer is due."""
 
 from __future__ import annotations
 
-from bot.flow.common import Announcement, Effects, FlowError, Moment, Outcome
+from bot.flow.common import Announcement, Effects, FlowError, Moment, Outcome, table_timing
 from bot.flow.results import finish
 from bot.records import ChatGame
 from engine import (
@@ -22,8 +22,6 @@ from engine import (
 )
 
 TIMEOUTS_BEFORE_HANDOVER = 3
-REMIND_BEFORE = 15.0
-"""Seconds before a player's own turn times out that they get a notifying reminder."""
 AUTO_STEPS_KEPT = 40
 """Automatic moves remembered for the log's ⏱ marks (the log shows two bouts at most)."""
 
@@ -221,17 +219,18 @@ def schedule(game: ChatGame, state: State, moment: Moment) -> None:
     if state.step != game.last_seen_step:
         game.last_seen_step = state.step
         human = any(game.seats[s].human for s in seats)
-        window = moment.timing.turn_timeout
+        timing = table_timing(game, moment.timing)
+        window = timing.turn_timeout
         turn = must_act(state)
         if turn.kind == "throw_in":
-            window = min(moment.timing.throw_in_window, window)
+            window = min(timing.throw_in_window, window)
         game.turn_deadline = moment.now + window if human else None
         # A reminder only for a player's own turn, and only when the turn is long
         # enough that it comes well after the move was asked for.
         own = turn.player is not None and game.seats[turn.player].human
-        long_enough = window >= 3 * REMIND_BEFORE
+        long_enough = window >= 3 * timing.remind_before
         due = game.turn_deadline
-        game.reminder_due = due - REMIND_BEFORE if own and long_enough and due else None
+        game.reminder_due = due - timing.remind_before if own and long_enough and due else None
     if any(game.seats[s].computer for s in seats):
         if game.ai_due is None or game.ai_due <= moment.now:
             game.ai_due = moment.now + moment.timing.ai_delay

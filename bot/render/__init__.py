@@ -10,6 +10,7 @@ from bot.render.hand import hand_closed, hand_message
 from bot.render.language import language_picker
 from bot.render.lobby import cancelled, lobby_message, rules_summary
 from bot.render.results import results_message
+from bot.render.rules import rules_message, table_pace
 from bot.render.stats import group_stats, user_stats
 from bot.render.table import latest_change, table_message
 
@@ -25,8 +26,10 @@ __all__ = [
     "latest_change",
     "lobby_message",
     "results_message",
+    "rules_message",
     "rules_summary",
     "seat_name",
     "table_message",
+    "table_pace",
     "user_stats",
 ]

@@ -12,22 +12,21 @@ from bot.lobby_options import LOBBY_OPTIONS, LobbyOption
 from bot.records import AI_LEVELS, ChatGame
 from bot.render.common import Rendered, deep_link, markup, seat_name
 from bot.render.labels import pack
-from engine import Rules
 from engine.rules import MAX_PLAYERS
 from locales import Html, Translator, how_to_play
 
 
-def option_label(option: LobbyOption, rules: Rules, tr: Translator) -> Html:
+def option_label(option: LobbyOption, game: ChatGame, tr: Translator) -> Html:
     """The option's button text with its current value, e.g. "Deck: 36"."""
-    value = option.current(rules)
+    value = option.current(game)
     keys = option.value_keys
     shown: Html | int | str = tr.t(keys[value]) if keys is not None else value
     return tr.t(option.label, **{option.arg: shown})
 
 
 def rules_summary(game: ChatGame, tr: Translator) -> Html:
-    shown = [o for o in LOBBY_OPTIONS if o.offered(game.rules, len(game.seats))]
-    return Html(" · ".join(option_label(o, game.rules, tr) for o in shown))
+    shown = [o for o in LOBBY_OPTIONS if o.offered(game)]
+    return Html(" · ".join(option_label(o, game, tr) for o in shown))
 
 
 def lobby_message(
@@ -61,11 +60,7 @@ def lobby_message(
     def b(label: str, op: GroupOp) -> InlineKeyboardButton:
         return InlineKeyboardButton(label, callback_data=callbacks.encode_group(gid, op))
 
-    options = [
-        b(option_label(o, game.rules, tr), o.op)
-        for o in LOBBY_OPTIONS
-        if o.offered(game.rules, len(game.seats))
-    ]
+    options = [b(option_label(o, game, tr), o.op) for o in LOBBY_OPTIONS if o.offered(game)]
     rows: list[list[InlineKeyboardButton]] = []
     if waiting:
         # First: without it the game cannot start.

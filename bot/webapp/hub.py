@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 
 CHANNEL = "durak:webapp:changed"
 RECONNECT_DELAY = 0.5
+CHATS_KEPT = 50_000
 
 
 def game_key(game_id: str) -> str:
@@ -49,6 +50,8 @@ class Viewer:
     lang: str
     latest: str | None = None
     sent: str | None = None
+    ended: bool = False
+    """Set to end the stream (too many of one user's)."""
     wake: asyncio.Event = field(default_factory=asyncio.Event)
 
     def offer(self, text: str) -> None:
@@ -67,6 +70,8 @@ class Hub:
         self._refreshing: dict[int, asyncio.Task[None]] = {}
         self._listener: asyncio.Task[None] | None = None
         self._subscribed = asyncio.Event()
+        self._chats: dict[str, int] = {}
+        """Game id -> chat id, as read from the index (see ``chat_of``)."""
 
     # --- publishing -----------------------------------------------------------------------
 
@@ -80,9 +85,19 @@ class Hub:
         except RedisError as err:  # the move is stored; only live views lag
             log.warning("could not publish a change of chat %s: %s", table.chat_id, err)
 
-    async def chat_of(self, game_id: str) -> int | None:
+    async def chat_of(self, game_id: str, *, fresh: bool = False) -> int | None:
+        """The chat of a game id. Remembered: a game stays in its chat (a group that
+        becomes a supergroup is the exception, so callers retry ``fresh`` when the chat
+        they were told holds no such game)."""
+        if not fresh and (known := self._chats.get(game_id)) is not None:
+            return known
         raw = await self.redis.get(game_key(game_id))
-        return int(raw) if raw is not None else None
+        if raw is None:
+            return None
+        if len(self._chats) >= CHATS_KEPT:
+            self._chats.clear()
+        chat_id = self._chats[game_id] = int(raw)
+        return chat_id
 
     # --- listening ------------------------------------------------------------------------
 

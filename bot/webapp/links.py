@@ -6,8 +6,10 @@ from collections.abc import Callable
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, WebAppInfo
 
+from bot import callbacks
 from bot.records import Table
 from bot.render import Rendered
+from bot.render.labels import pack
 from bot.webapp.presence import Presence
 from locales import Translator, visible_text
 
@@ -53,8 +55,18 @@ class AppButtons:
             and await self.presence.in_app(table.chat_id, user_id)
         ):
             text = tr.t("app.in_app", group=table.chat_title or str(table.chat_id))
-            return Rendered(text, InlineKeyboardMarkup([[button]]))
+            # No step in its data: the collapsed message must stay the same every move.
+            data = callbacks.encode_hand_op(table.chat_id, table.game_id, 0, "play_here")
+            here = InlineKeyboardButton(
+                visible_text(str(tr.t("app.play_here"))), callback_data=data
+            )
+            return Rendered(text, InlineKeyboardMarkup(pack([button, here], 2)))
         return _with_row(full(), button)
+
+    async def back_in_chat(self, user_id: int, chat_id: int | None = None) -> int | None:
+        """The user acts in the private chat: the chat whose hand should show its buttons
+        again (the app stops collapsing it until it is opened again), or None."""
+        return await self.presence.back_in_chat(user_id, chat_id)
 
     def group(
         self, table: Table, rendered: Rendered, tr: Translator, bot_username: str

@@ -3,7 +3,9 @@
 Every API request proves who it is with Telegram's signed init data (header
 ``X-Telegram-Init-Data``; for ``EventSource``, which cannot set headers, the query
 parameter ``init_data``). No cookie, no session: the init data is checked each time.
-Moves go through ``Games.play``, the same atomic path as a hand button.
+Moves go through ``Games.play``, the same atomic path as a hand button. Every API
+request is limited per client address (before the signature is checked) and per user
+(after): over the limit, 429 with ``Retry-After`` (see ``ratelimit``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,15 @@ from bot.service import Games
 from bot.webapp.hub import Hub, Viewer, dumps
 from bot.webapp.initdata import InitDataError, WebAppUser, validate
 from bot.webapp.presence import REFRESH_EVERY, Presence
+from bot.webapp.ratelimit import (
+    ADDRESS_RATE,
+    STREAMS_PER_USER,
+    USER_RATE,
+    Buckets,
+    Rate,
+    client_address,
+    retry_after,
+)
 from bot.webapp.state import JsonDict, game_state, moved_on, plain
 from engine import ParseError, State, parse_action
 from locales import negotiate, translator
@@ -43,6 +54,9 @@ STATIC_FILES = {
 TELEGRAM_JS = "https://telegram.org/js/telegram-web-app.js"
 TELEGRAM_FRAMES = "https://web.telegram.org https://*.web.telegram.org"
 KEEPALIVE = 15.0
+LANG_TTL = 30.0
+"""How long a user's chosen language (``/language``) is reused without a read."""
+LANGS_KEPT = 20_000
 MAX_BODY = 4096
 
 
@@ -58,6 +72,15 @@ def content_security_policy(script_origin: str, frame_ancestors: str) -> str:
             "form-action 'none'",
             f"frame-ancestors {frame_ancestors}",
         )
+    )
+
+
+def too_many(seconds: float) -> web.HTTPTooManyRequests:
+    wait = retry_after(seconds)
+    return web.HTTPTooManyRequests(
+        text=dumps({"error": "too many requests", "retry_after": int(wait)}),
+        content_type="application/json",
+        headers={"Retry-After": wait},
     )
 
 
@@ -91,8 +114,18 @@ class MiniAppServer:
         telegram_js: str = TELEGRAM_JS,
         frame_ancestors: str = TELEGRAM_FRAMES,
         clock: Callable[[], float] = time.time,
+        user_rate: Rate = USER_RATE,
+        address_rate: Rate = ADDRESS_RATE,
+        streams_per_user: int = STREAMS_PER_USER,
     ) -> None:
         self.games = games
+        self.user_buckets = Buckets(user_rate)
+        self.address_buckets = Buckets(address_rate)
+        self.streams_per_user = streams_per_user
+        self.streams: dict[int, list[Viewer]] = {}
+        self.langs: dict[int, tuple[str | None, float]] = {}
+        """User id -> (chosen language, until when it is reused)."""
+        """Each user's open event streams in this process, oldest first."""
         self.hub = hub
         self.presence = presence
         self.restores: set[asyncio.Task[None]] = set()
@@ -108,7 +141,9 @@ class MiniAppServer:
         hub.state_of = self.viewer_state
 
     def application(self) -> web.Application:
-        app = web.Application(middlewares=[self.security_headers], client_max_size=MAX_BODY)
+        app = web.Application(
+            middlewares=[self.security_headers, self.address_limit], client_max_size=MAX_BODY
+        )
         app.router.add_get("/", self.index)
         app.router.add_get("/static/{name}", self.static)
         app.router.add_get("/api/state", self.state)
@@ -128,6 +163,16 @@ class MiniAppServer:
         response.headers["Referrer-Policy"] = "no-referrer"
         response.headers.setdefault("Cache-Control", "no-store")
         return response
+
+    @web.middleware
+    async def address_limit(
+        self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        if request.path.startswith("/api/"):
+            address = client_address(request.remote, request.headers.get("X-Forwarded-For"))
+            if address is not None and (wait := self.address_buckets.take(address)):
+                raise too_many(wait)
+        return await handler(request)
 
     # --- the page -------------------------------------------------------------------------
 
@@ -152,11 +197,14 @@ class MiniAppServer:
         if raw is None and query_allowed:
             raw = request.query.get("init_data")
         try:
-            return validate(raw, self.bot_token, max_age=self.max_age, now=time.time())
+            user = validate(raw, self.bot_token, max_age=self.max_age, now=time.time())
         except InitDataError as err:
             raise web.HTTPUnauthorized(
                 text=dumps({"error": f"init data: {err}"}), content_type="application/json"
             ) from None
+        if wait := self.user_buckets.take(user.user_id):
+            raise too_many(wait)
+        return user
 
     async def seated(
         self, user: WebAppUser, game_id: str, *, moved_status: int = 409
@@ -164,6 +212,11 @@ class MiniAppServer:
         """The game and the user's seat; a response when there is none to give."""
         chat_id = await self.hub.chat_of(game_id) if game_id else None
         table = await self.games.storage.load_table(chat_id) if chat_id is not None else None
+        if chat_id is not None and (table is None or table.seat_of(user.user_id) is None):
+            # Maybe remembered from before the group moved: ask the index once more.
+            now_in = await self.hub.chat_of(game_id, fresh=True)
+            if now_in is not None and now_in != chat_id:
+                chat_id, table = now_in, await self.games.storage.load_table(now_in)
         if chat_id is None or table is None:
             return json_error(404, "no such game")
         seat = table.seat_of(user.user_id)
@@ -176,9 +229,22 @@ class MiniAppServer:
             return json_error(moved_status, "game over", moved)
         if seat is None:
             return json_error(403, "not seated")
-        record = await self.games.storage.user(user.user_id)
-        lang = negotiate(record.lang or user.language_code or table.seats[seat].lang)
+        chosen = await self.chosen_lang(user.user_id)
+        lang = negotiate(chosen or user.language_code or table.seats[seat].lang)
         return Seated(user, chat_id, table, seat, lang)
+
+    async def chosen_lang(self, user_id: int) -> str | None:
+        """The language the user chose with /language, read at most every ``LANG_TTL``
+        seconds: every request needs it, and it rarely changes."""
+        now = time.monotonic()
+        kept = self.langs.get(user_id)
+        if kept is not None and kept[1] > now:
+            return kept[0]
+        lang = (await self.games.storage.user(user_id)).lang
+        if len(self.langs) >= LANGS_KEPT:
+            self.langs.clear()
+        self.langs[user_id] = (lang, now + LANG_TTL)
+        return lang
 
     def snapshot(self, who: Seated, table: Table | None = None) -> JsonDict:
         table = table or who.table
@@ -236,11 +302,14 @@ class MiniAppServer:
         # Like a tap in the chat: a half-made choice on the hand message is dropped.
         self.games.clear_mode(who.chat_id, user.user_id)
         try:
-            await self.games.run(who.chat_id, flow.play, table.game_id, user.user_id, step, action)
+            table = await self.games.run(
+                who.chat_id, flow.play, table.game_id, user.user_id, step, action
+            )
         except FlowError as err:
             tr = translator(who.lang)
             return json_error(409, plain(tr.t(err.key, **err.kwargs)), await self.fresh(who))
-        return web.json_response(await self.fresh(who), dumps=dumps)
+        # The table as this move left it: no second read (the event stream has any later one).
+        return web.json_response(self.snapshot(who, table), dumps=dumps)
 
     async def rematch(self, request: web.Request) -> web.Response:
         """The result's Rematch: the group's "New game"/"Next game" button, from the app."""
@@ -291,6 +360,7 @@ class MiniAppServer:
         if isinstance(who, web.Response):
             return who
         viewer = Viewer(user.user_id, who.chat_id, who.table.game_id, who.lang)
+        self.open_stream(viewer)
         response = web.StreamResponse(
             headers={
                 "Content-Type": "text/event-stream",
@@ -309,7 +379,7 @@ class MiniAppServer:
             await self.presence.mark(chat_id, user_id)
             self.games.box.refresh_hand(chat_id, user_id)  # collapses to "Open table"
             marked = time.monotonic()
-            while not self.closing.is_set():
+            while not self.closing.is_set() and not viewer.ended:
                 with contextlib.suppress(TimeoutError):
                     # A closed page is only noticed when a write fails: write often enough
                     # that the hand's buttons come back soon after the presence expires.
@@ -318,7 +388,9 @@ class MiniAppServer:
                     )
                 viewer.wake.clear()
                 if time.monotonic() - marked >= min(REFRESH_EVERY, self.presence.ttl / 3):
-                    await self.presence.mark(chat_id, user_id)
+                    # Only kept, never re-made: after "Play here" the chat has the buttons
+                    # until the app is opened again (a new stream).
+                    await self.presence.keep(chat_id, user_id)
                     marked = time.monotonic()
                 latest = viewer.latest
                 if latest is not None and latest != viewer.sent:
@@ -332,9 +404,27 @@ class MiniAppServer:
             pass
         finally:
             self.hub.remove(viewer)
+            self.close_stream(viewer)
             if not self.closing.is_set():
                 self.restore_later(chat_id, user_id)
         return response
+
+    def open_stream(self, viewer: Viewer) -> None:
+        """Count the stream; past the cap the user's oldest one ends (a reloaded page's
+        old stream is only noticed at its next write)."""
+        mine = self.streams.setdefault(viewer.user_id, [])
+        mine.append(viewer)
+        while len(mine) > self.streams_per_user:
+            oldest = mine.pop(0)
+            oldest.ended = True
+            oldest.wake.set()
+
+    def close_stream(self, viewer: Viewer) -> None:
+        mine = self.streams.get(viewer.user_id, [])
+        if viewer in mine:
+            mine.remove(viewer)
+        if not mine:
+            self.streams.pop(viewer.user_id, None)
 
     def restore_later(self, chat_id: int, user_id: int) -> None:
         """Once the app has been closed for a while, the hand's buttons come back (the

@@ -368,6 +368,9 @@
     tg.ready();
     if (tg.expand) tg.expand();
     if (tg.onEvent) tg.onEvent("themeChanged", applyTheme);
+    // Back from minimised: a new stream, so the server counts the app as open again
+    // (after "Play here" in the chat the old stream no longer collapses the hand).
+    if (tg.onEvent) tg.onEvent("activated", () => { if (game) connect(); });
     if (tg.BackButton && tg.BackButton.onClick) {
       tg.BackButton.onClick(() => { chosenAttack = chosenCard = null; render(); });
     }

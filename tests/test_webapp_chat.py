@@ -1,0 +1,106 @@
+"""Back from the Mini App to the chat: "Play here" or any private message brings the hand's
+buttons back at once, and the open app stops collapsing it until it is opened again."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aiohttp
+import pytest
+from support.webapp import ANN, GROUP, AppClient, seat_people, start_game, webapp_settings
+
+from bot.render.labels import too_wide
+from bot.webapp import wiring
+from bot.webapp.presence import open_key
+from locales import SUPPORTED, translator, visible_text
+
+pytestmark = pytest.mark.filterwarnings("ignore:Deprecated since version v22.2")
+
+COLLAPSED = "playing in the app"
+
+
+def labels(message: Any) -> list[list[str]]:
+    return [[b["text"] for b in row] for row in message.inline_keyboard]
+
+
+def move_buttons(message: Any) -> list[str]:
+    """Callback data of the hand's move buttons (attack, beat, take, pass, transfer, swap)."""
+    data = [b.get("callback_data", "") for row in message.inline_keyboard for b in row]
+    return [d for d in data if d.startswith("h:") and d.split(":")[4][0] in "aBtprsb"]
+
+
+async def test_play_here_and_a_message_bring_the_buttons_back(make_harness: Any) -> None:
+    async with make_harness(**webapp_settings()) as h, aiohttp.ClientSession() as http:
+        await h.start_bot()
+        await seat_people(h, ANN)
+        gid = await start_game(h, [ANN], ["Easy"])
+        mini_app = h.bot.app.bot_data[wiring.WEBAPP_KEY]
+        # The stream keeps its mark every second: a revival would show within the test.
+        mini_app.presence.ttl = 3
+        ann = AppClient(http, h.settings.webapp_port, ANN)
+
+        def hand() -> Any:
+            return [m for m in h.emu.messages(ANN) if m.from_bot and m.inline_keyboard][-1]
+
+        def collapsed() -> Any:
+            return hand() if COLLAPSED in hand().text else None
+
+        def full() -> Any:
+            return hand() if COLLAPSED not in hand().text else None
+
+        async with ann.events(gid) as stream:
+            await stream.next()
+            message = await h.emu.wait_for(collapsed, what="the collapsed hand")
+            assert labels(message) == [["🃏 Open table", "⌨️ Play here"]]
+            assert move_buttons(message) == []
+            await h.emu.user_presses(ANN, ANN, message.message_id, text="⌨️ Play here")
+            message = await h.emu.wait_for(full, what="the hand's buttons after Play here")
+            assert await h.redis.exists(open_key(GROUP, ANN)) == 0
+            # The app stays open: its stream may not collapse the hand again, and moves made
+            # in it now show on the hand message too.
+            for _ in range(6):
+                status, state = await ann.state(gid)
+                if state["phase"] != "playing":
+                    break
+                if not state["legal"]:
+                    await stream.until(lambda s, n=state["step"]: s["step"] > n or s["legal"])
+                    continue
+                status, after = await ann.move(gid, state["legal"][0])
+                if status == 200:
+                    await stream.until(lambda s, n=after["step"]: s["step"] >= n)
+                    await h.settle()
+                    assert full() is not None, hand().text
+            assert await h.redis.exists(open_key(GROUP, ANN)) == 0
+            if (await h.table(GROUP)).phase != "playing":
+                return
+            # Opening the app again collapses the hand again; a message in the private
+            # chat (any text or command) brings the buttons back.
+            async with ann.events(gid) as again:
+                await again.next()
+                await h.emu.wait_for(collapsed, what="collapsed again after reopening")
+                await h.emu.user_sends(ANN, ANN, "hi")
+                message = await h.emu.wait_for(full, what="the buttons after a message")
+                # The full hand: its own buttons (at least Leave; moves when it is Ann's).
+                data = [b.get("callback_data", "") for row in message.inline_keyboard for b in row]
+                own = [d for d in data if d.startswith("h:") and not d.endswith(":w")]
+                assert own or (await h.table(GROUP)).phase != "playing"
+                assert await h.redis.exists(open_key(GROUP, ANN)) == 0
+
+
+def test_collapsed_hand_labels_fit_in_every_language() -> None:
+    from telegram import InlineKeyboardButton
+
+    from bot.render.labels import pack
+
+    for lang in SUPPORTED:
+        tr = translator(lang)
+        buttons = [
+            InlineKeyboardButton(visible_text(str(tr.t(key))), callback_data="x")
+            for key in ("app.open_table", "app.play_here")
+        ]
+        rows = pack(buttons, 2)
+        assert len(rows) == 1, (lang, [b.text for b in buttons])
+        assert too_wide(rows) == [], lang
+        assert "⌨" in buttons[1].text and buttons[1].text.split()[-1] in str(
+            tr.t("app.in_app", group="G")
+        )

@@ -288,9 +288,6 @@ async def measure_bot(args: argparse.Namespace, redis_env: dict[str, str]) -> No
         "TELEGRAM_API_URL": emu.url,
         "TURN_TIMEOUT": "600",
         "LOG_LEVEL": "INFO",
-        # 200 new games at once: each holds a watched connection while it asks for a second
-        # one (storage's moved-chat lookup), which starves the default pool of 64.
-        "REDIS_MAX_CONNECTIONS": "512",
     }
     if args.app:
         webapp_port = free_port()

@@ -17,6 +17,7 @@ import shutil
 import socket
 import statistics
 import subprocess
+import tempfile
 import time
 
 from redis.asyncio import BlockingConnectionPool, Redis
@@ -79,8 +80,11 @@ def report(label: str, times: list[float], elapsed: float) -> None:
 
 async def run(args: argparse.Namespace) -> None:
     master_port, replica_port = free_port(), free_port()
-    master_proc = server(master_port, "--repl-diskless-sync-delay", "0")
-    replica_proc = server(replica_port, "--replicaof", "127.0.0.1", str(master_port))
+    folder = tempfile.mkdtemp(prefix="commit-wait-")  # the replica's copy of the data
+    master_proc = server(master_port, "--repl-diskless-sync-delay", "0", "--dir", folder)
+    replica_proc = server(
+        replica_port, "--replicaof", "127.0.0.1", str(master_port), "--dir", folder
+    )
     # As the bot's pool: a burst waits for a free connection (64, the bot's default).
     master = Redis(connection_pool=BlockingConnectionPool(port=master_port, max_connections=64))
     try:
@@ -113,6 +117,7 @@ async def run(args: argparse.Namespace) -> None:
         for proc in (replica_proc, master_proc):
             proc.terminate()
             proc.wait(5)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ import subprocess
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
@@ -56,11 +57,12 @@ async def _linked(master: Redis, replica: Redis) -> bool:
 
 
 @pytest.fixture
-async def pair() -> AsyncIterator[Pair]:
+async def pair(tmp_path: Path) -> AsyncIterator[Pair]:
     """A master and a replica of it (``redis-server --replicaof``)."""
     master_port, replica_port = free_port(), free_port()
-    processes = [_server(master_port, "--repl-diskless-sync-delay", "0")]
-    processes.append(_server(replica_port, "--replicaof", "127.0.0.1", str(master_port)))
+    processes = [_server(master_port, "--repl-diskless-sync-delay", "0", "--dir", str(tmp_path))]
+    replica_of = ("--replicaof", "127.0.0.1", str(master_port), "--dir", str(tmp_path))
+    processes.append(_server(replica_port, *replica_of))
     master = Redis(port=master_port)
     replica = Redis(port=replica_port)
     try:

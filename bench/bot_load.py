@@ -11,6 +11,15 @@ presses a button that is legal for the current state.
 Reports: handled updates per second, p50/p99 time from a tap to the bot's answer,
 Bot API calls per game move, and 429s. With ``--app`` the players use the Mini App
 instead (see ``bench/app_players.py``).
+
+A fleet: ``--workers 3`` runs three webhook workers behind a front that spreads the
+emulator's deliveries over them (tests/support/front.py), pacing shared in Redis;
+``--cluster`` puts them on a Redis Cluster (three masters with a replica each,
+tests/support/cluster.py). ``--webhook`` runs a single worker the same way, for
+comparison. Then it also reports CPU per worker and pacing calls per Bot API send.
+
+    .venv/bin/python bench/bot_load.py --workers 3 --cluster
+    .venv/bin/python bench/bot_load.py --workers 1 --webhook
 """
 
 from __future__ import annotations
@@ -26,10 +35,22 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
 
 from sandbox.emulator import BotApiEmulator, RateLimits
+
+# The tests' helpers (a Redis Cluster, the webhook front and its workers).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from support.cluster import redis_cluster
+from support.front import Front, Worker, start_worker, stop_workers, wait_ready
 
 TOKEN = "7770001:bench-token"
 BOT_USERNAME = "durak_bench_bot"
@@ -156,7 +177,13 @@ async def set_up(emu: BotApiEmulator, groups: int) -> list[tuple[int, tuple[int,
     return tables
 
 
-async def run(args: argparse.Namespace) -> None:
+@contextlib.contextmanager
+def redis_backend(cluster: bool) -> Iterator[dict[str, str]]:
+    """A throwaway Redis (or Redis Cluster); yields the bot's REDIS_* settings."""
+    if cluster:
+        with tempfile.TemporaryDirectory() as folder, redis_cluster(Path(folder)) as running:
+            yield {"REDIS_URL": running.url, "REDIS_CLUSTER": "true"}
+        return
     redis_bin = shutil.which("redis-server")
     if redis_bin is None:
         sys.exit("redis-server is required")
@@ -165,93 +192,188 @@ async def run(args: argparse.Namespace) -> None:
         [redis_bin, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
         stdout=subprocess.DEVNULL,
     )
+    try:
+        yield {"REDIS_URL": f"redis://127.0.0.1:{port}/0"}
+    finally:
+        redis.terminate()
+        redis.wait(5)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def pacing_calls(redis_env: dict[str, str]) -> int:
+    """Pacing script calls (EVALSHA) so far, over every master."""
+    url = redis_env["REDIS_URL"]
+    if redis_env.get("REDIS_CLUSTER") == "true":
+        cluster = RedisCluster.from_url(url)
+        try:
+            stats = await cluster.info("commandstats", target_nodes=RedisCluster.PRIMARIES)
+            return sum(
+                int(node.get("cmdstat_evalsha", {}).get("calls", 0)) for node in stats.values()
+            )
+        finally:
+            await cluster.aclose()
+    client = Redis.from_url(url)
+    try:
+        stats = await client.info("commandstats")
+        return int(stats.get("cmdstat_evalsha", {}).get("calls", 0))
+    finally:
+        await client.aclose()
+
+
+@contextlib.asynccontextmanager
+async def bot_processes(
+    args: argparse.Namespace, env: dict[str, str], emu: BotApiEmulator
+) -> AsyncIterator[list[int]]:
+    """The bot: one polling process, or ``--workers`` webhook workers behind a front.
+    Yields their pids; stops them at the end and prints their latency summaries."""
+    logs: list[IO[str]] = []
+    try:
+        if args.workers == 1 and not args.webhook:
+            profile = ["-m", "cProfile", "-o", args.profile] if args.profile else []
+            logs.append(open(args.bot_log, "w"))  # noqa: SIM115 - closed in finally
+            bot = subprocess.Popen(
+                [sys.executable, *profile, "-m", "bot"], env=env, stdout=logs[0], stderr=logs[0]
+            )
+            try:
+                yield [bot.pid]
+            finally:
+                bot.send_signal(signal.SIGINT)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    await asyncio.to_thread(bot.wait, 15)  # the emulator keeps serving
+                if bot.poll() is None:
+                    bot.kill()
+            return
+        front = Front()
+        await front.start()
+        workers: list[Worker] = []
+        try:
+            for i in range(args.workers):
+                logs.append(open(f"{args.bot_log}.{i}", "w"))  # noqa: SIM115 - closed below
+                workers.append(await start_worker(front, Path.cwd(), env, log=logs[-1]))
+            await wait_ready(workers, timeout=120)
+            yield [w.process.pid for w in workers]
+            served = sorted(front.served.values())
+            print(f"updates per worker (front): {served}")
+        finally:
+            await stop_workers(workers)
+            await front.stop()
+    finally:
+        for log in logs:
+            log.close()
+        for log in logs:
+            with open(log.name) as lines:
+                for line in lines:
+                    if "tap handler to answer" in line:
+                        print("bot side:", line.split(": ", 1)[-1].strip())
+
+
+async def run(args: argparse.Namespace) -> None:
+    with redis_backend(args.cluster) as redis_env:
+        await measure_bot(args, redis_env)
+
+
+async def measure_bot(args: argparse.Namespace, redis_env: dict[str, str]) -> None:
     emu = BotApiEmulator(rate_limits=RateLimits())
     await emu.start()
     emu.add_bot(TOKEN, username=BOT_USERNAME)
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "REDIS_"))},
+        **redis_env,
         "TELEGRAM_BOT_TOKEN": TOKEN,
         "TELEGRAM_API_URL": emu.url,
-        "REDIS_URL": f"redis://127.0.0.1:{port}/0",
         "TURN_TIMEOUT": "600",
         "LOG_LEVEL": "INFO",
     }
     if args.app:
         webapp_port = free_port()
         env |= {"WEBAPP_URL": f"http://127.0.0.1:{webapp_port}", "WEBAPP_PORT": str(webapp_port)}
-    profile = ["-m", "cProfile", "-o", args.profile] if args.profile else []
-    bot_log = open(args.bot_log, "w")  # noqa: SIM115 - closed in finally
-    bot = subprocess.Popen(
-        [sys.executable, *profile, "-m", "bot"], env=env, stdout=bot_log, stderr=bot_log
-    )
     try:
-        t0 = time.monotonic()
-        tables = await set_up(emu, args.groups)
-        print(f"set up {len(tables)} groups in {time.monotonic() - t0:.1f}s", flush=True)
-        # Let the deal's messages go out before measuring.
-        await emu.wait_for(
-            lambda: all(hand_buttons(emu, a) or hand_buttons(emu, b) for _, (a, b) in tables), 300
-        )
-        if args.app:
-            from app_players import measure  # bench/ is on the path
-
-            games = [
-                (c, (hand_buttons(emu, a) or hand_buttons(emu, b))[0][2].split(":")[2], (a, b))
-                for c, (a, b) in tables
-            ]
-            think = (args.think_min, args.think_max)
-            await measure(emu, games, env["WEBAPP_URL"], TOKEN, args.seconds, think, bot.pid)
-            return
-        emu.reset_stats()
-        results = Results()
-        rng = random.Random(1)
-        stop_at = time.monotonic() + args.seconds
-        start = time.monotonic()
-        await asyncio.gather(
-            *(
-                player_pair(
-                    emu, chat, users, results, stop_at, rng, (args.think_min, args.think_max)
-                )
-                for chat, users in tables
+        async with bot_processes(args, env, emu) as pids:
+            t0 = time.monotonic()
+            tables = await set_up(emu, args.groups)
+            print(f"set up {len(tables)} groups in {time.monotonic() - t0:.1f}s", flush=True)
+            # Let the deal's messages go out before measuring.
+            await emu.wait_for(
+                lambda: all(hand_buttons(emu, a) or hand_buttons(emu, b) for _, (a, b) in tables),
+                300,
             )
-        )
-        elapsed = time.monotonic() - start
-        stats = emu.stats
-        lat = sorted(results.latencies)
-        calls = stats.total - stats.calls.get("getUpdates", 0)
-        p50 = statistics.median(lat) * 1000 if lat else float("nan")
-        p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000 if lat else float("nan")
-        print(f"groups: {args.groups}, measured {elapsed:.1f}s")
-        print(
-            f"updates handled: {len(lat)} ({len(lat) / elapsed:.1f}/s); moves: "
-            f"{results.moves}; stale taps: {results.stale}; games finished: "
-            f"{results.games_done}"
-        )
-        print(f"tap -> answer: p50 {p50:.1f} ms, p99 {p99:.1f} ms")
-        print(
-            f"Bot API calls (without getUpdates): {calls}; per move: "
-            f"{calls / max(1, results.moves):.2f}; by method: "
-            f"{dict(sorted((k, v) for k, v in stats.calls.items() if k != 'getUpdates'))}"
-        )
-        import resource
+            if args.app:
+                from app_players import measure  # bench/ is on the path
 
-        usage = resource.getrusage(resource.RUSAGE_SELF)
-        print(f"bench process (emulator + players) CPU: {usage.ru_utime + usage.ru_stime:.1f}s")
-        print(f"429 responses: {stats.too_many_requests}; unanswered taps: {results.unanswered}")
+                games = [
+                    (c, (hand_buttons(emu, a) or hand_buttons(emu, b))[0][2].split(":")[2], (a, b))
+                    for c, (a, b) in tables
+                ]
+                think = (args.think_min, args.think_max)
+                await measure(emu, games, env["WEBAPP_URL"], TOKEN, args.seconds, think, pids[0])
+                return
+            await play_and_report(args, emu, tables, pids, redis_env)
     finally:
-        bot.send_signal(signal.SIGINT)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            await asyncio.to_thread(bot.wait, 15)  # the emulator keeps serving meanwhile
-        if bot.poll() is None:
-            bot.kill()
         await emu.stop()
-        redis.terminate()
-        redis.wait(5)
-        bot_log.close()
-        with open(args.bot_log) as log:
-            for line in log:
-                if "tap handler to answer" in line:
-                    print("bot side:", line.split(": ", 1)[-1].strip())
+
+
+async def play_and_report(
+    args: argparse.Namespace,
+    emu: BotApiEmulator,
+    tables: list[tuple[int, tuple[int, int]]],
+    pids: list[int],
+    redis_env: dict[str, str],
+) -> None:
+    emu.reset_stats()
+    results = Results()
+    rng = random.Random(1)
+    cpu_before = [cpu_seconds(pid) for pid in pids]
+    paced_before = await pacing_calls(redis_env)
+    stop_at = time.monotonic() + args.seconds
+    start = time.monotonic()
+    await asyncio.gather(
+        *(
+            player_pair(emu, chat, users, results, stop_at, rng, (args.think_min, args.think_max))
+            for chat, users in tables
+        )
+    )
+    elapsed = time.monotonic() - start
+    cpu = [cpu_seconds(pid) - before for pid, before in zip(pids, cpu_before, strict=True)]
+    paced = await pacing_calls(redis_env) - paced_before
+    stats = emu.stats
+    lat = sorted(results.latencies)
+    calls = stats.total - stats.calls.get("getUpdates", 0)
+    p50 = statistics.median(lat) * 1000 if lat else float("nan")
+    p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000 if lat else float("nan")
+    backend = "Redis Cluster" if args.cluster else "one Redis"
+    mode = "webhook" if args.workers > 1 or args.webhook else "polling"
+    print(f"groups: {args.groups}, {args.workers} worker(s), {mode}, {backend}")
+    print(f"measured {elapsed:.1f}s")
+    print(
+        f"updates handled: {len(lat)} ({len(lat) / elapsed:.1f}/s); moves: "
+        f"{results.moves}; stale taps: {results.stale}; games finished: "
+        f"{results.games_done}"
+    )
+    print(f"tap -> answer: p50 {p50:.1f} ms, p99 {p99:.1f} ms")
+    print(
+        f"Bot API calls (without getUpdates): {calls}; per move: "
+        f"{calls / max(1, results.moves):.2f}; by method: "
+        f"{dict(sorted((k, v) for k, v in stats.calls.items() if k != 'getUpdates'))}"
+    )
+    sends = sum(
+        stats.calls.get(m, 0) for m in ("sendMessage", "editMessageText", "editMessageReplyMarkup")
+    )
+    print(f"pacing script calls: {paced} ({paced / max(1, sends):.2f} per send/edit)")
+    print(
+        "CPU per worker: "
+        + ", ".join(f"{c:.1f}s ({100 * c / elapsed:.0f}%)" for c in cpu)
+        + f"; load average {os.getloadavg()[0]:.2f}"
+    )
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    print(f"bench process (emulator + players) CPU: {usage.ru_utime + usage.ru_stime:.1f}s")
+    print(f"429 responses: {stats.too_many_requests}; unanswered taps: {results.unanswered}")
 
 
 def main() -> None:
@@ -263,6 +385,9 @@ def main() -> None:
     parser.add_argument("--bot-log", default="/tmp/durak_bench_bot.log")
     parser.add_argument("--profile", help="write a cProfile of the bot process here")
     parser.add_argument("--app", action="store_true", help="players use the Mini App")
+    parser.add_argument("--workers", type=int, default=1, help="webhook workers (fleet)")
+    parser.add_argument("--webhook", action="store_true", help="one worker, as a fleet does")
+    parser.add_argument("--cluster", action="store_true", help="on a Redis Cluster")
     asyncio.run(run(parser.parse_args()))
 
 

@@ -15,6 +15,7 @@ from telegram.ext import Application, ApplicationBuilder
 from bot.ai_runner import AiRunner
 from bot.bounded import BoundedDict
 from bot.config import Settings
+from bot.fleet_pacing import send_limiter
 from bot.guard import Guard
 from bot.handlers import HANDLERS_KEY, Handlers
 from bot.metered_request import MeteredRequest
@@ -22,6 +23,7 @@ from bot.migration import install_migration
 from bot.outbox import Outbox
 from bot.quarantine_notice import install_quarantine_notice
 from bot.recovery import RedisWatch
+from bot.replica_wait import ReplicaWait
 from bot.service import Games, Timing
 from bot.storage import Storage
 from bot.turns import TurnGate
@@ -53,6 +55,10 @@ def build_application(
         idle_ttl=settings.idle_ttl,
         settings_ttl=settings.settings_ttl,
     )
+    if settings.redis_wait_replicas:
+        storage.after_commit = ReplicaWait(
+            redis, settings.redis_wait_replicas, settings.redis_wait_timeout_ms
+        )
     timing = Timing(
         settings.turn_timeout, settings.ai_delay, settings.notify_quiet, settings.throw_in_window
     )
@@ -99,6 +105,7 @@ def build_application(
         wall_clock=clock,
         settle_delay=settings.bot_api_timeout,
     )
+    games.outbox.limiter = send_limiter(settings, redis)
     # The scheduler asks the turn gate first: no deadline passes on a hand not yet shown.
     games.scheduler.fire = TurnGate(games).fire
     guard = Guard(games)

@@ -73,6 +73,14 @@ class Settings(BaseSettings):
     """Minimum seconds between messages/edits in one private chat (Telegram: about 1/s)."""
     global_rate: float = Field(25.0, gt=0)
     """Bot API sends per second across all chats (Telegram allows about 30)."""
+    fleet_pacing: bool = True
+    """true: the limits above are kept in Redis, shared by every worker (needs a Redis
+    that runs Lua scripts; the in-memory store paces per process). false: per process."""
+    redis_wait_replicas: int = Field(0, ge=0)
+    """After a game's move is stored, wait until this many replicas have it (Redis WAIT);
+    0: off (a move acknowledged just before a failover may be lost)."""
+    redis_wait_timeout_ms: int = Field(100, gt=0)
+    """Longest wait for REDIS_WAIT_REPLICAS in milliseconds; then the move goes on anyway."""
     calm_delay: float = Field(3.0, ge=0)
     """Seconds a player's hand edit may wait after their own move when they have nothing
     to do, so it merges with the next change (saves Bot API calls)."""

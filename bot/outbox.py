@@ -42,7 +42,7 @@ from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter, Tele
 from bot.bounded import BoundedDict
 from bot.delivery import backoff_seconds, possibly_applied, transient
 from bot.hand_modes import HandMode as HandMode  # defined by the service's side now
-from bot.pacing import ChatPacer, GlobalLimiter
+from bot.pacing import ChatBusy, ChatPacer, GlobalLimiter, SendLimiter
 from bot.records import Table
 from bot.render import Rendered
 from bot.storage import OwedOutput, Reowe, Storage, Write, delete_field
@@ -180,7 +180,7 @@ class Outbox:
         self.group_max_per_minute = group_max_per_minute
         self.private_interval = private_interval
         self.clock = clock
-        self.limiter = GlobalLimiter(global_rate, clock)
+        self.limiter: SendLimiter = GlobalLimiter(global_rate, clock)
         self.wall_clock = wall_clock
         self.settle_delay = settle_delay
         self.reconcile_after = 2 * settle_delay
@@ -425,11 +425,15 @@ class Outbox:
                     if lane.recheck is not None:
                         job.not_before, lane.recheck = lane.recheck, None
                         self._requeue(lane, key, job)
+                except ChatBusy as busy:  # another worker sent here: read again after it
+                    lane.pacer.back_off(busy.seconds)
+                    self._requeue(lane, key, job)
                 except RetryAfter as err:
                     seconds = retry_seconds(err)
                     self.stats.retry_after += 1
                     log.warning("429 in chat %s: retrying in %ss", lane.chat_id, seconds)
                     lane.pacer.back_off(seconds)
+                    await self.limiter.back_off(lane.chat_id, seconds)
                     self._requeue(lane, key, job)
                 except SendBusy:
                     lane.pacer.back_off(SEND_BUSY_RETRY)
@@ -525,7 +529,7 @@ class Outbox:
             await asyncio.sleep(delay)
         # Group tables yield to private hands when the bot is near its global limit:
         # players need their buttons; a table edit that waits merges more moves.
-        await self.limiter.acquire(low_priority=lane.chat_id < 0)
+        await self.limiter.acquire(low_priority=lane.chat_id < 0, chat_id=lane.chat_id)
         lane.pacer.record()
 
     async def _forbidden(self, chat_id: int, err: Forbidden) -> None:

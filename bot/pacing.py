@@ -6,6 +6,27 @@ import asyncio
 import time
 from collections import deque
 from collections.abc import Callable
+from typing import Protocol
+
+
+class ChatBusy(Exception):
+    """Another worker has just sent to this chat: read and render again after ``seconds``
+    (content read before that send may be older than what it showed)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"chat busy for {seconds:.3f}s")
+        self.seconds = seconds
+
+
+class SendLimiter(Protocol):
+    """What the outbox asks before every send (``bot.fleet_pacing`` has the Redis one)."""
+
+    async def acquire(self, *, low_priority: bool = False, chat_id: int | None = None) -> None:
+        """Wait for a send slot (for ``chat_id`` when the limiter keeps chat budgets);
+        ``ChatBusy`` if that chat's budget is used up by another worker's send."""
+
+    async def back_off(self, chat_id: int, seconds: float) -> None:
+        """Telegram answered 429 for this chat."""
 
 
 class GlobalLimiter:
@@ -18,8 +39,10 @@ class GlobalLimiter:
         self._high = asyncio.Lock()
         self._low = asyncio.Lock()
 
-    async def acquire(self, *, low_priority: bool = False) -> None:
+    async def acquire(self, *, low_priority: bool = False, chat_id: int | None = None) -> None:
         """Wait for a send slot; low-priority sends leave a fifth of the rate free.
+
+        ``chat_id`` is not used: in one process the outbox's ``ChatPacer`` paces chats.
 
         Waiters queue on a (fair) lock per priority, so only one task per priority
         sleeps on the window; hundreds of waiting chats cost nothing while they wait.
@@ -42,6 +65,9 @@ class GlobalLimiter:
                     self.sent.append(now)
                     return
                 await asyncio.sleep(wait)
+
+    async def back_off(self, chat_id: int, seconds: float) -> None:
+        """Nothing to share: the chat's own ``ChatPacer`` backs off in this process."""
 
 
 class ChatPacer:

@@ -13,7 +13,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -270,6 +270,8 @@ class Storage:
         """Where WATCH transactions run on a Redis Cluster; None on a single Redis."""
         self.on_quarantine: Callable[[int, str], None] | None = None
         """Called with (chat_id, game_id) after an unreadable table was moved aside."""
+        self.after_commit: Callable[[int], Awaitable[object]] | None = None
+        """Awaited with the chat id after a table write (bot.replica_wait: Redis WAIT)."""
 
     @contextlib.asynccontextmanager
     async def _transaction(self, key: str) -> AsyncIterator[Pipeline]:
@@ -405,6 +407,8 @@ class Storage:
                 finally:
                     if owed_fields is not None and owed_fields.counted:
                         self._moves_done(chat_id)
+            if self.after_commit is not None:
+                await self.after_commit(chat_id)
             await self._after_write(write, phase_changed=before != write.table.phase)
             return write.value
         raise StorageConflict(f"table of chat {chat_id} kept changing")

@@ -24,7 +24,7 @@ from typing import Any
 import aiohttp
 import pytest
 from redis.asyncio import Redis
-from support.fleet import Front, Worker, start_worker, stop_workers, wait_ready
+from support.front import Front, Worker, start_worker, stop_workers, wait_ready
 from support.harness import hand_buttons
 
 from bot import render
@@ -80,20 +80,19 @@ class Fleet:
 
     async def start(self, **env: str) -> Worker:
         """A new worker process (booting in parallel with whatever the test does next)."""
-        worker = await start_worker(
-            self.tmp,
-            token=TOKEN,
-            emu_url=self.emu.url,
-            redis_url=self.redis_url,
-            front=self.front_url,
-            env=WORKER_ENV | env,
-        )
+        settings = {
+            "TELEGRAM_BOT_TOKEN": TOKEN,
+            "TELEGRAM_API_URL": self.emu.url,
+            "REDIS_URL": self.redis_url,
+            "AI_DELAY": "0",
+        }
+        worker = await start_worker(self.front, self.tmp, settings | WORKER_ENV | env, serve=False)
         self.workers.append(worker)
         return worker
 
     async def ready(self, worker: Worker) -> Worker:
         """Once it is ready, the front sends it updates too."""
-        await wait_ready(self.http, worker)
+        await wait_ready([worker])
         self.front.ports.append(worker.port)
         return worker
 

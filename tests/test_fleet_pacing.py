@@ -246,11 +246,15 @@ async def play_a_game(emu: BotApiEmulator, storage: Storage, chat: int, ann: int
         handle = await emu.user_presses(user, chat, lobby.message_id, text=label)
         await asyncio.wait_for(handle.answer(), 10)
         await emu.wait_for(lambda shown=shown: any(shown in m.text for m in emu.messages(chat)), 20)
-    last_step = -1
+    last_step, pressed = -1, set[str]()
     for _ in range(MOVES):
         try:
             user, mid, step, data = await emu.wait_for(
-                lambda last=last_step: next_move(emu, (ann, bob), last), 20, what="a move"
+                lambda last=last_step, done=frozenset(pressed): next_move(
+                    emu, (ann, bob), last, done
+                ),
+                20,
+                what="a move",
             )
         except TimeoutError:
             table = await storage.load_table(chat)
@@ -262,7 +266,10 @@ async def play_a_game(emu: BotApiEmulator, storage: Storage, chat: int, ann: int
             ) from None
         handle = await emu.user_presses(user, user, mid, data=data)
         await asyncio.wait_for(handle.answer(), 10)
+        if step > last_step:
+            pressed.clear()
         last_step = step
+        pressed.add(data)
     await leave(emu, ann)  # the last human but one leaving ends a game of two
 
 
@@ -284,12 +291,14 @@ async def leave(emu: BotApiEmulator, user: int) -> None:
 
 
 def next_move(
-    emu: BotApiEmulator, players: tuple[int, int], last_step: int
+    emu: BotApiEmulator, players: tuple[int, int], last_step: int, pressed: frozenset[str]
 ) -> tuple[int, int, int, str] | None:
-    """A move button of a step after the last one pressed."""
+    """A move button of a step after the last one pressed, or of the same step not pressed
+    yet (picking a card to beat, "b", keeps the step: its targets follow at that step)."""
     for user in players:
         for step, mid, data in hand_buttons(emu, user):
-            if step > last_step and data.split(":")[4][0] in "aBbtp":
+            fresh = step > last_step or (step == last_step and data not in pressed)
+            if fresh and data.split(":")[4][0] in "aBbtp":
                 return user, mid, step, data
     return None
 

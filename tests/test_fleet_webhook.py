@@ -9,11 +9,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import aiohttp
 import pytest
 from redis.asyncio.cluster import RedisCluster
 from support.cluster import Cluster, redis_cluster
-from support.fleet import Front, Worker, start_worker, stop_workers, wait_ready
+from support.front import Front, Worker, start_worker, stop_workers, wait_ready
 from support.harness import play_out
 
 from bot.storage import table_key
@@ -34,10 +33,17 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         pytest.fail(str(err))
 
 
-async def start(tmp: Path, emu_url: str, cluster: Cluster, front: str) -> Worker:
-    return await start_worker(
-        tmp, token=TOKEN, emu_url=emu_url, redis_url=cluster.url, front=front, cluster=True
-    )
+async def start(tmp: Path, emu_url: str, cluster: Cluster, front: Front) -> Worker:
+    settings = {
+        "TELEGRAM_BOT_TOKEN": TOKEN,
+        "TELEGRAM_API_URL": emu_url,
+        "REDIS_URL": cluster.url,
+        "REDIS_CLUSTER": "true",
+        "AI_DELAY": "0",
+        "TURN_TIMEOUT": "5",
+        "LOG_LEVEL": "WARNING",
+    }
+    return await start_worker(front, tmp, settings, serve=False)
 
 
 @dataclass
@@ -57,12 +63,11 @@ async def test_three_workers_play_a_game_and_one_is_killed_mid_game(
         emu.add_group(GROUP, "Fleet Club", members=[ANN, BOB], creator=ANN)
         ports: list[int] = []
         front = Front(ports)
-        front_url = await front.start()
-        workers = [await start(tmp_path, emu.url, cluster, front_url) for _ in range(WORKERS)]
+        await front.start()
+        workers = [await start(tmp_path, emu.url, cluster, front) for _ in range(WORKERS)]
         ports.extend(w.port for w in workers)
         try:
-            async with aiohttp.ClientSession() as http:
-                await asyncio.gather(*(wait_ready(http, w) for w in workers))
+            await wait_ready(workers)
             for uid in (ANN, BOB):
                 await emu.user_starts_bot(uid)
                 await emu.wait_for_message(uid, timeout=15)

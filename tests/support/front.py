@@ -1,6 +1,6 @@
 """A fleet for tests and benchmarks: worker processes (``python -m bot`` in webhook mode)
 behind a front that spreads the emulator's webhook deliveries over them, as a reverse
-proxy would."""
+proxy would. The one module for it: the fleet tests and ``bench/bot_load.py`` use it."""
 
 from __future__ import annotations
 
@@ -27,11 +27,13 @@ def free_port() -> int:
 
 
 class Front:
-    """Each delivery to the next worker; a worker that does not answer is skipped (as a
-    proxy's health checks would), so no update is lost with it."""
+    """The reverse proxy: each delivery to the next worker in ``ports`` (``spread``) or to
+    the first that answers; a worker that does not answer is skipped (as a proxy's health
+    checks would), so no update is lost with it."""
 
-    def __init__(self) -> None:
-        self.ports: list[int] = []
+    def __init__(self, ports: list[int] | None = None, *, spread: bool = True) -> None:
+        self.ports = ports if ports is not None else []
+        self.spread = spread
         self.turn = itertools.count()
         self.served: dict[int, int] = {}
         self.port = free_port()
@@ -42,13 +44,16 @@ class Front:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    async def start(self) -> None:
+    async def start(self) -> str:
         app = web.Application()
         app.router.add_post("/telegram", self.forward)
         self.runner = web.AppRunner(app)
         await self.runner.setup()
         await web.TCPSite(self.runner, "127.0.0.1", self.port).start()
-        self.session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
+        self.session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=0), timeout=aiohttp.ClientTimeout(total=30)
+        )
+        return self.url
 
     async def forward(self, request: web.Request) -> web.Response:
         assert self.session is not None
@@ -58,16 +63,17 @@ class Front:
             for k, v in request.headers.items()
             if k.lower() in ("content-type", "x-telegram-bot-api-secret-token")
         }
-        first = next(self.turn)
-        for offset in range(len(self.ports)):
-            port = self.ports[(first + offset) % len(self.ports)]
+        ports = list(self.ports)
+        first = next(self.turn) if self.spread else 0
+        for offset in range(len(ports)):
+            port = ports[(first + offset) % len(ports)]
             try:
                 url = f"http://127.0.0.1:{port}/telegram"
                 async with self.session.post(url, data=body, headers=headers) as answer:
                     self.served[port] = self.served.get(port, 0) + 1
                     return web.Response(status=answer.status, body=await answer.read())
-            except aiohttp.ClientConnectionError:
-                continue
+            except aiohttp.ClientError:
+                continue  # down, or died while handling it: the next worker gets it
         return web.Response(status=502)
 
     async def stop(self) -> None:
@@ -90,24 +96,28 @@ async def start_worker(
     settings: Mapping[str, str],
     *,
     log: IO[str] | None = None,
+    serve: bool = True,
 ) -> Worker:
     """One ``python -m bot`` webhook worker behind ``front`` (settings: env variables;
-    the bot's TELEGRAM_* and REDIS_* come only from them)."""
+    the bot's TELEGRAM_* and REDIS_* come only from them). Its output goes to ``log``, or
+    else to ``cwd/worker-<port>.log``. With ``serve`` the front sends it updates at once;
+    otherwise the caller adds its port to ``front.ports`` (once it is ready, say)."""
     port, health = free_port(), free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "REDIS_"))}
     env |= dict(settings)
     env |= {"WEBHOOK_URL": front.url, "WEBHOOK_PORT": str(port), "HEALTH_PORT": str(health)}
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bot",
-        cwd=cwd,
-        env=env,
-        stdout=log or asyncio.subprocess.DEVNULL,
-        stderr=log or asyncio.subprocess.DEVNULL,
-    )
+    own_log = None if log is not None else (cwd / f"worker-{port}.log").open("w")
+    try:
+        output = log or own_log
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bot", cwd=cwd, env=env, stdout=output, stderr=output
+        )
+    finally:
+        if own_log is not None:
+            own_log.close()  # the child has its own copy
     worker = Worker(process, port, health)
-    front.ports.append(port)
+    if serve:
+        front.ports.append(port)
     return worker
 
 

@@ -73,9 +73,12 @@ class Settings(BaseSettings):
     """Minimum seconds between messages/edits in one private chat (Telegram: about 1/s)."""
     global_rate: float = Field(25.0, gt=0)
     """Bot API sends per second across all chats (Telegram allows about 30)."""
-    fleet_pacing: bool = True
+    fleet_pacing: bool | None = None
     """true: the limits above are kept in Redis, shared by every worker (needs a Redis
-    that runs Lua scripts; the in-memory store paces per process). false: per process."""
+    that runs Lua scripts; the in-memory store paces per process). false: per process.
+    Unset: true in webhook mode (any number of workers), false in polling mode (Telegram
+    lets one process poll a token, so pacing in that process is exact, and cheaper)."""
+
     redis_wait_replicas: int = Field(0, ge=0)
     """After a game's move is stored, wait until this many replicas have it (Redis WAIT);
     0: off (a move acknowledged just before a failover may be lost)."""
@@ -144,6 +147,11 @@ class Settings(BaseSettings):
             if not WEBHOOK_SECRET_SHAPE.fullmatch(text):
                 raise ValueError("must be 1-256 characters of A-Z, a-z, 0-9, _ and -")
         return text
+
+    def paces_fleet_wide(self) -> bool:
+        if self.fleet_pacing is not None:
+            return self.fleet_pacing
+        return bool(self.webhook_url)
 
     def webhook_secret_value(self) -> str:
         """The secret webhook requests must carry: the configured one, or one derived from

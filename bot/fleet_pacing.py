@@ -237,8 +237,8 @@ class FleetLimiter:
 
 
 def send_limiter(settings: Settings, redis: Redis) -> SendLimiter:
-    """The outbox's limiter: fleet-wide in Redis unless FLEET_PACING=false."""
-    if not settings.fleet_pacing:
+    """The outbox's limiter: fleet-wide in Redis or per process (``FLEET_PACING``)."""
+    if not settings.paces_fleet_wide():
         return GlobalLimiter(settings.global_rate)
     return FleetLimiter(
         redis,

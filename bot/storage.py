@@ -292,6 +292,17 @@ class Storage:
             await self._slots.forget(key, err)
             raise
 
+    def _aside(self, pipe: Any) -> Any:
+        """Where to write a key of another slot while ``pipe`` holds a watched connection.
+
+        On one Redis that is the same connection (every key is on that server; WATCH
+        mode runs commands at once): asking the pool for a second connection while
+        holding one lets a burst of moves hold every connection, each waiting for
+        another, until the pool's timeout. On a cluster the key may live on another
+        master, so it goes through the cluster client (a pool per node).
+        """
+        return pipe if self._slots is None else self.redis
+
     # --- tables -------------------------------------------------------------------
 
     async def load_table(self, chat_id: int) -> Table | None:
@@ -378,7 +389,7 @@ class Storage:
                     if write.stats:
                         # Indexed before the transaction (another slot): a crash after it
                         # leaves an entry the settler finds; an index without entry is dropped.
-                        await self.redis.sadd(
+                        await self._aside(pipe).sadd(
                             pending_index_key(shard_of(chat_id, PENDING_SHARDS)),
                             f"{chat_id}:{write.table.game_id}",
                         )
@@ -439,7 +450,7 @@ class Storage:
         self._committing[chat_id] = self._committing.get(chat_id, 0) + 1
         fields.counted = True
         lease = time.time() + OUTPUT_LEASE
-        await self.redis.zadd(output_index_key(shard_of(chat_id)), {str(chat_id): lease})
+        await self._aside(pipe).zadd(output_index_key(shard_of(chat_id)), {str(chat_id): lease})
         self._output_leases[chat_id] = lease
         owed.rev = rev
         owed.note_ids = [f"{rev:010d}.{i:03d}" for i in range(len(owed.notes))]

@@ -96,3 +96,28 @@ def test_env_example_lists_every_setting() -> None:
     text = (ROOT / ".env.example").read_text()
     listed = set(re.findall(r"^#?([A-Z][A-Z0-9_]+)=", text, re.MULTILINE))
     assert {name.upper() for name in Settings.model_fields} == listed
+
+
+@pytest.mark.parametrize(
+    ("webhook_url", "fleet_pacing", "limiter"),
+    [
+        (None, None, "GlobalLimiter"),  # polling: one process per token
+        ("https://durak.example.test", None, "FleetLimiter"),  # webhook: maybe a fleet
+        (None, True, "FleetLimiter"),
+        ("https://durak.example.test", False, "GlobalLimiter"),
+    ],
+)
+def test_pacing_is_fleet_wide_by_default_only_where_a_fleet_can_run(
+    webhook_url: str | None, fleet_pacing: bool | None, limiter: str
+) -> None:
+    import fakeredis
+
+    from bot.fleet_pacing import send_limiter
+
+    settings = Settings(
+        telegram_bot_token="5550010:pacing-token",  # type: ignore[arg-type]
+        webhook_url=webhook_url,
+        fleet_pacing=fleet_pacing,
+        _env_file=None,  # type: ignore[call-arg]
+    )
+    assert type(send_limiter(settings, fakeredis.aioredis.FakeRedis())).__name__ == limiter

@@ -617,7 +617,7 @@ class Storage:
                 pipe.zrem(key, member)
                 await pipe.execute()
             except WatchError:
-                return  # rescheduled meanwhile: it stays
+                return  # rescheduled meanwhile (another score): it stays
 
     # --- user totals, exactly once ------------------------------------------------
 
@@ -821,17 +821,7 @@ class Storage:
         if held is None:
             return
         key, lease = held
-        async with self._transaction(key) as pipe:
-            try:
-                await pipe.watch(key)
-                if await pipe.zscore(key, str(chat_id)) != lease:
-                    await pipe.unwatch()  # type: ignore[no-untyped-call]
-                    return
-                pipe.multi()  # type: ignore[no-untyped-call]
-                pipe.zrem(key, str(chat_id))
-                await pipe.execute()
-            except WatchError:
-                return  # a new due time was written meanwhile: it stays
+        await self._drop_if(key, str(chat_id), lease)  # a new due time written meanwhile stays
 
     async def _lease(self, key: str, member: str, now: float, lease: float) -> bool:
         """Move a due timer to ``lease``: true for exactly one of several claimants."""

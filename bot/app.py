@@ -84,7 +84,14 @@ def build_application(
                 read_timeout=settings.bot_api_timeout,
                 write_timeout=settings.bot_api_timeout,
                 connect_timeout=min(10.0, settings.bot_api_timeout),
-                pool_timeout=settings.bot_api_timeout,
+            )
+        )
+        .get_updates_request(
+            MeteredRequest(
+                connection_pool_size=1,
+                read_timeout=settings.bot_api_timeout,
+                write_timeout=settings.bot_api_timeout,
+                connect_timeout=min(10.0, settings.bot_api_timeout),
             )
         )
         .post_init(post_init)

@@ -7,16 +7,17 @@ connection) or that Telegram refused with a 5xx can be repeated safely.
 
 from __future__ import annotations
 
-import httpx
 from redis.exceptions import RedisError
 from telegram.error import BadRequest, NetworkError, TelegramError, TimedOut
+
+from bot.metered_request import NotSent
 
 
 def possibly_applied(err: TelegramError) -> bool:
     """True when Telegram may have carried out the request although we saw an error."""
     if not isinstance(err, TimedOut):
         return False
-    return not isinstance(err.__cause__, httpx.PoolTimeout | httpx.ConnectTimeout)
+    return not isinstance(err.__cause__, NotSent)
 
 
 def transient(err: BaseException) -> bool:

@@ -54,6 +54,7 @@ def build_application(
         finished_ttl=settings.finished_ttl,
         idle_ttl=settings.idle_ttl,
         settings_ttl=settings.settings_ttl,
+        output_lease=settings.output_lease,
     )
     if settings.redis_wait_replicas:
         storage.after_commit = ReplicaWait(

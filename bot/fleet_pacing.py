@@ -32,6 +32,7 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.exceptions import RedisError, ResponseError
 
+from bot import metrics
 from bot.config import Settings
 from bot.pacing import ChatBusy, GlobalLimiter, SendLimiter
 
@@ -214,6 +215,7 @@ class FleetLimiter:
             RESERVE_AHEAD_MS,
         )
         self.calls += 1
+        metrics.pacing_called()
         wait_ms, cause = await self._acquire(keys=[chat, hold, shard], args=args)
         return int(wait_ms), int(cause)
 

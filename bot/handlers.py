@@ -166,8 +166,8 @@ class Handlers:
 
     async def user_tr(self, user_id: int, language_code: str | None) -> Translator:
         """A user's own language: the one chosen with /language in private, else Telegram's."""
-        record = await self.storage.user(user_id)
-        return get_translator(negotiate(record.lang or language_code))
+        chosen = await self.storage.user_language(user_id)
+        return get_translator(negotiate(chosen or language_code))
 
     async def is_admin(self, chat_id: int, user_id: int, bot: Any) -> bool:
         cached = self.admins.get((chat_id, user_id))

@@ -72,6 +72,11 @@ QUARANTINED = Counter(
     ["kind"],
     registry=REGISTRY,
 )
+PACING_CALLS = Counter(
+    "durak_pacing_calls",
+    "Fleet-wide pacing script calls (one books a send; more when a chat was busy).",
+    registry=REGISTRY,
+)
 
 
 # One-line calls for the other modules (each a single statement at the call site).
@@ -118,3 +123,7 @@ def storage_retry() -> None:
 
 def quarantined(kind: str) -> None:
     QUARANTINED.labels(kind).inc()
+
+
+def pacing_called() -> None:
+    PACING_CALLS.inc()

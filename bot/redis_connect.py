@@ -58,7 +58,8 @@ def connect(settings: Settings) -> Redis:
         return _pooled(settings.redis_url, settings.redis_max_connections)
     server = shutil.which("redis-server")
     if server is not None:
-        return _pooled(start_private_server(server, Path(settings.data_dir)), 64)
+        private = start_private_server(server, Path(settings.data_dir))
+        return _pooled(private, settings.redis_max_connections)
     import fakeredis
 
     log.warning(

@@ -37,6 +37,12 @@ class Scheduler:
         self.clock = clock
         self.max_sleep = max_sleep
         self._wake = asyncio.Event()
+        self._wake_at = 0.0
+        """When the sleeping loop looks at the timers next: a timer due later needs no
+        wake-up, which spares a tick (and its reads of every shard) per move."""
+        self._ticking = False
+        self._set_meanwhile = float("inf")
+        """The earliest due time set while a tick runs (its reads may have missed it)."""
         self._task: asyncio.Task[None] | None = None
         self._running: set[asyncio.Task[None]] = set()
         self._busy: set[int] = set()
@@ -53,7 +59,10 @@ class Scheduler:
         except Exception as err:
             log.warning("could not set the timer of chat %s (%s); keeping it", chat_id, err)
             self.unsaved[chat_id] = min(due, self.unsaved.get(chat_id, due))
-        self._wake.set()
+        if self._ticking:
+            self._set_meanwhile = min(self._set_meanwhile, due)
+        elif due < self._wake_at:
+            self._wake.set()
 
     async def _flush_unsaved(self) -> None:
         for chat_id, due in list(self.unsaved.items()):
@@ -97,6 +106,23 @@ class Scheduler:
 
     async def _tick(self) -> None:
         self._wake.clear()
+        self._ticking, self._set_meanwhile = True, float("inf")
+        try:
+            due = await self._look()
+        finally:
+            self._ticking = False
+        due = min(due, self._set_meanwhile)
+        sleep = min(self.max_sleep, due - self.clock())
+        if sleep > 0:
+            self._wake_at = self.clock() + sleep
+            # asyncio.timeout, not wait_for: Python 3.11's wait_for loses a cancellation
+            # that arrives just as the wake-up event is set, and stop() then waits forever.
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(sleep):
+                    await self._wake.wait()
+
+    async def _look(self) -> float:
+        """Fire what is due; returns when the next timer is due (infinity: none)."""
         await self._flush_unsaved()
         await self.storage.settle_pending_stats(self.clock())  # a dead worker's user totals
         if self.sweep is not None:
@@ -106,13 +132,7 @@ class Scheduler:
             self._running.add(task)
             task.add_done_callback(self._running.discard)
         due = await self.storage.next_due()
-        sleep = self.max_sleep if due is None else min(self.max_sleep, due - self.clock())
-        if sleep > 0:
-            # asyncio.timeout, not wait_for: Python 3.11's wait_for loses a cancellation
-            # that arrives just as the wake-up event is set, and stop() then waits forever.
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(sleep):
-                    await self._wake.wait()
+        return float("inf") if due is None else due
 
     async def _fire(self, chat_id: int) -> None:
         try:

@@ -208,8 +208,7 @@ class Games:
     # --- rendering with data ------------------------------------------------------------------
 
     async def group_translator(self, chat_id: int) -> Translator:
-        settings = await self.storage.chat_settings(chat_id)
-        return translator(negotiate(settings.lang))
+        return translator(negotiate(await self.storage.chat_language(chat_id)))
 
     async def unreachable(self, game: ChatGame) -> set[int]:
         """The seated people the bot cannot write to in private (their user ids)."""
@@ -235,7 +234,7 @@ class Games:
     async def render_hand(self, game: ChatGame, seat: int) -> Rendered:
         info = game.seats[seat]
         # A language chosen with /language in private wins over the Telegram one.
-        chosen = (await self.storage.user(info.user_id)).lang if info.user_id else None
+        chosen = await self.storage.user_language(info.user_id) if info.user_id else None
         tr = translator(negotiate(chosen or info.lang))
         if info.left:
             return render.hand_closed(game, tr, seat)

@@ -8,10 +8,10 @@ two taps at the same moment, or two processes, never lose or duplicate a move.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
-import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -24,6 +24,8 @@ from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import WatchError
 
 from bot import metrics
+from bot.bounded import BoundedDict
+from bot.conditional import ConditionalWrites
 from bot.records import ChatSettings, StatLine, Table, UserRecord
 from bot.schema import UnreadableRecord, current_json
 from bot.slot_clients import NODE_LOST, TOPOLOGY_CHANGED, SlotClients
@@ -31,6 +33,8 @@ from bot.slot_clients import NODE_LOST, TOPOLOGY_CHANGED, SlotClients
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 MAX_RETRIES = 50
+LANGUAGE_CACHE_SECONDS = 10.0
+LANGUAGES_KEPT = 20_000
 ENDED_PHASES = ("finished", "cancelled")
 
 
@@ -130,14 +134,10 @@ def output_index_key(shard: int) -> str:
     return f"durak:{{output:{shard}}}:chats"
 
 
-OUTPUT_LEASE = float(os.environ.get("DURAK_OUTPUT_LEASE", "10"))
-"""Seconds a worker holds a chat's owed output before another worker's sweeper takes it
-over. The holder renews it while it is still sending, so only a dead (or frozen) worker
-loses it. Tests shorten it; production has no reason to."""
-OUTPUT_SWEEP_EVERY = min(1.0, OUTPUT_LEASE / 4)
-SEND_CLAIM_MS = int(2000 * OUTPUT_LEASE)
-"""How long one worker alone may send a message's replacement: a send slower than this
-(Telegram answering very late) is the one case where two workers may both send it."""
+OUTPUT_LEASE = 10.0
+"""Default seconds a worker holds a chat's owed output before another worker's sweeper
+takes it over (``Settings.output_lease``). The holder renews it while it is still
+sending, so only a dead (or frozen) worker loses it."""
 
 
 def delete_field(chat_id: int, message_id: int) -> str:
@@ -195,6 +195,10 @@ class Owed:
     note_ids: list[str] = field(default_factory=list)
 
 
+OWING_KINDS = ("owe", "new", "note", "del")
+"""Owed-output fields that ask for something (``rev`` only numbers the moves)."""
+
+
 @dataclass(frozen=True)
 class OwedOutput:
     """What a chat still owes the screen, read back from ``output_key``."""
@@ -209,7 +213,7 @@ class OwedOutput:
     """(chat, message) of messages replaced by a new one and not yet deleted."""
 
     @property
-    def complete(self) -> bool:
+    def complete(self) -> bool:  # keep in step with OWING_KINDS
         return not (self.targets or self.notify or self.notes or self.deletes)
 
 
@@ -252,8 +256,15 @@ class Storage:
         finished_ttl: int,
         idle_ttl: int,
         settings_ttl: int = 180 * 24 * 3600,
+        output_lease: float = OUTPUT_LEASE,
     ) -> None:
         self.redis = redis
+        self.output_lease = output_lease
+        self.output_sweep_every = min(1.0, output_lease / 4)
+        self.send_claim_ms = int(2000 * output_lease)
+        """How long one worker alone may send a message's replacement: a send slower
+        than this (Telegram answering very late) is the one case where two workers may
+        both send it."""
         self.finished_ttl = finished_ttl
         self.idle_ttl = idle_ttl
         self.settings_ttl = settings_ttl
@@ -268,6 +279,9 @@ class Storage:
         self._next_output_sweep = 0.0
         self._slots = SlotClients(redis) if isinstance(redis, RedisCluster) else None
         """Where WATCH transactions run on a Redis Cluster; None on a single Redis."""
+        self._conditional = ConditionalWrites(redis, self._transaction)
+        self._languages: BoundedDict[str, tuple[str | None, float]] = BoundedDict(LANGUAGES_KEPT)
+        """Settings or user key -> (language, remembered until): see ``_language``."""
         self.on_quarantine: Callable[[int, str], None] | None = None
         """Called with (chat_id, game_id) after an unreadable table was moved aside."""
         self.after_commit: Callable[[int], Awaitable[object]] | None = None
@@ -303,6 +317,18 @@ class Storage:
         """
         return pipe if self._slots is None else self.redis
 
+    async def _read_each(self, keys: tuple[str, ...], read: Callable[[Any, str], Any]) -> list[Any]:
+        """``read(client, key)`` for every key (the shards of an index) in one round trip.
+
+        On one Redis that is a pipeline without MULTI; on a cluster the shards live on
+        different masters, so the reads go out at once and are awaited together."""
+        if self._slots is None:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for key in keys:
+                    read(pipe, key)
+                return list(await pipe.execute())
+        return list(await asyncio.gather(*(read(self.redis, key) for key in keys)))
+
     # --- tables -------------------------------------------------------------------
 
     async def load_table(self, chat_id: int) -> Table | None:
@@ -317,6 +343,22 @@ class Storage:
             return table
         await self._quarantine(chat_id, raw, problem)
         return None
+
+    async def owed_and_table(self, chat_id: int) -> tuple[OwedOutput, Table | None]:
+        """The chat's owed output and its record, read at one moment in one round trip
+        (the record is at least as new as the owed revision)."""
+        async with self._transaction(output_key(chat_id)) as pipe:
+            pipe.hgetall(output_key(chat_id))
+            pipe.get(table_key(chat_id))
+            owed_raw, raw = await pipe.execute()
+        owed = _owed_of(owed_raw)
+        if raw is None:  # none, or the group became a supergroup: the careful way
+            return owed, await self.load_table(chat_id)
+        table, problem = _read_table(raw)
+        if problem is None:
+            return owed, table
+        await self._quarantine(chat_id, raw, problem)
+        return owed, None
 
     async def _quarantine(self, chat_id: int, raw: bytes | str | None, problem: str) -> None:
         """Move an unreadable table aside (only if it is still that record), log it, and
@@ -449,7 +491,7 @@ class Storage:
         rev = int(await pipe.hget(output_key(chat_id), "rev") or 0) + 1
         self._committing[chat_id] = self._committing.get(chat_id, 0) + 1
         fields.counted = True
-        lease = time.time() + OUTPUT_LEASE
+        lease = time.time() + self.output_lease
         await self._aside(pipe).zadd(output_index_key(shard_of(chat_id)), {str(chat_id): lease})
         self._output_leases[chat_id] = lease
         owed.rev = rev
@@ -500,35 +542,18 @@ class Storage:
     async def settle_output(self, chat_id: int, fields: dict[str, int | None]) -> bool:
         """Clear the owed ``fields`` that ask for at most the given revision (None: any);
         true when the chat then owes nothing."""
-        key = output_key(chat_id)
-        for _ in range(MAX_RETRIES):
-            async with self._transaction(key) as pipe:
-                try:
-                    await pipe.watch(key)
-                    current = {_text(k): _text(v) for k, v in (await pipe.hgetall(key)).items()}
-                    stale = [
-                        name
-                        for name, bound in fields.items()
-                        if name in current and (bound is None or int(current[name]) <= bound)
-                    ]
-                    left = {k: v for k, v in current.items() if k not in stale}
-                    if stale:
-                        pipe.multi()  # type: ignore[no-untyped-call]
-                        pipe.hdel(key, *stale)
-                        await pipe.execute()
-                    else:
-                        await pipe.unwatch()  # type: ignore[no-untyped-call]
-                    return _owed_of(left).complete
-                except WatchError:
-                    metrics.storage_conflict()
-        raise StorageConflict(f"output of chat {chat_id} kept changing")
+        try:
+            left = await self._conditional.settle(output_key(chat_id), fields)
+        except WatchError:
+            raise StorageConflict(f"output of chat {chat_id} kept changing") from None
+        return not any(name.partition(":")[0] in OWING_KINDS for name in left)
 
     async def claim_send(self, chat_id: int, slot: str) -> bool:
         """True for one worker at a time: the one that may send ``slot``'s new message
         (a hand that notifies, a first table message) until ``release_send``. A claim
-        whose worker died ends after ``SEND_CLAIM_MS``."""
+        whose worker died ends after ``send_claim_ms``."""
         return bool(
-            await self.redis.set(sending_key(chat_id, slot), "1", nx=True, px=SEND_CLAIM_MS)
+            await self.redis.set(sending_key(chat_id, slot), "1", nx=True, px=self.send_claim_ms)
         )
 
     async def release_send(self, chat_id: int, slot: str) -> None:
@@ -553,9 +578,9 @@ class Storage:
                 del self._output_leases[chat_id]
         for chat_id in chats:
             held = self._output_leases.get(chat_id)
-            if held is None or held - now > OUTPUT_LEASE / 2:
+            if held is None or held - now > self.output_lease / 2:
                 continue
-            key, lease = output_index_key(shard_of(chat_id)), now + OUTPUT_LEASE
+            key, lease = output_index_key(shard_of(chat_id)), now + self.output_lease
             if await self._move_if(key, str(chat_id), held, lease):
                 self._output_leases[chat_id] = lease
             elif self._output_leases.get(chat_id) == held:
@@ -563,17 +588,20 @@ class Storage:
 
     async def claim_owed_output(self, now: float, limit: int = 50) -> list[tuple[int, OwedOutput]]:
         """Owed output whose lease ran out (its worker died or gave it back), leased to
-        this process now; at most every ``OUTPUT_SWEEP_EVERY`` seconds. Entries that owe
+        this process now; at most every ``output_sweep_every`` seconds. Entries that owe
         nothing any more are dropped."""
         if now < self._next_output_sweep:
             return []
-        self._next_output_sweep = now + OUTPUT_SWEEP_EVERY
+        self._next_output_sweep = now + self.output_sweep_every
         claimed = []
-        for shard in range(SHARDS):
-            key = output_index_key(shard)
-            for member in await self.redis.zrangebyscore(key, "-inf", now, start=0, num=limit):
+        keys = tuple(output_index_key(shard) for shard in range(SHARDS))
+        due = await self._read_each(
+            keys, lambda client, key: client.zrangebyscore(key, "-inf", now, start=0, num=limit)
+        )
+        for key, members in zip(keys, due, strict=True):
+            for member in members:
                 name = _text(member)
-                lease = now + OUTPUT_LEASE
+                lease = now + self.output_lease
                 if not await self._lease(key, name, now, lease):
                     continue  # another sweeper was first
                 chat_id = int(name)
@@ -593,31 +621,10 @@ class Storage:
 
     async def _move_if(self, key: str, member: str, score: float, new: float) -> bool:
         """Set ``member``'s score to ``new`` if it is still ``score`` (nobody else's)."""
-        async with self._transaction(key) as pipe:
-            try:
-                await pipe.watch(key)
-                if await pipe.zscore(key, member) != score:
-                    await pipe.unwatch()  # type: ignore[no-untyped-call]
-                    return False
-                pipe.multi()  # type: ignore[no-untyped-call]
-                pipe.zadd(key, {member: new})
-                await pipe.execute()
-                return True
-            except WatchError:
-                return False
+        return await self._conditional.move_if(key, member, score, new)
 
     async def _drop_if(self, key: str, member: str, score: float) -> None:
-        async with self._transaction(key) as pipe:
-            try:
-                await pipe.watch(key)
-                if await pipe.zscore(key, member) != score:
-                    await pipe.unwatch()  # type: ignore[no-untyped-call]
-                    return
-                pipe.multi()  # type: ignore[no-untyped-call]
-                pipe.zrem(key, member)
-                await pipe.execute()
-            except WatchError:
-                return  # rescheduled meanwhile (another score): it stays
+        await self._conditional.drop_if(key, member, score)
 
     # --- user totals, exactly once ------------------------------------------------
 
@@ -761,16 +768,10 @@ class Storage:
     ) -> None:
         """Remember when the hand for ``step`` first landed (a later refresh of the same
         step, e.g. after a restart, keeps the first time)."""
-        key, field_name = shown_key(chat_id), str(user_id)
-        current = await self.redis.hget(key, field_name)
-        if current is not None:
-            text = current.decode() if isinstance(current, bytes) else str(current)
-            if text.startswith(f"{game_id}:{step}:"):
-                return
-        async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.hset(key, field_name, f"{game_id}:{step}:{at}")
-            pipe.expire(key, self.idle_ttl)
-            await pipe.execute()
+        prefix = f"{game_id}:{step}:"
+        await self._conditional.set_first(
+            shown_key(chat_id), str(user_id), prefix, f"{prefix}{at}", self.idle_ttl
+        )
 
     async def hands_shown(self, chat_id: int) -> dict[int, HandShown]:
         shown = {}
@@ -792,20 +793,21 @@ class Storage:
         await self.redis.zadd(timers_key(shard_of(chat_id)), {str(chat_id): due})
 
     async def next_due(self) -> float | None:
-        dues = []
-        for key in ALL_TIMER_KEYS:
-            first = await self.redis.zrange(key, 0, 0, withscores=True)
-            if first:
-                dues.append(float(first[0][1]))
-        return min(dues, default=None)
+        firsts = await self._read_each(
+            ALL_TIMER_KEYS, lambda client, key: client.zrange(key, 0, 0, withscores=True)
+        )
+        return min((float(first[0][1]) for first in firsts if first), default=None)
 
     async def claim_due(self, now: float, limit: int = 100) -> list[int]:
         """Due timers this process won, each leased for ``TIMER_LEASE`` seconds: the
         claim moves the timer into the future for exactly one claimant; ``release_timer``
         ends it when done. A worker that dies mid-timer leaves it to come back."""
         claimed = []
-        for key in ALL_TIMER_KEYS:
-            members = await self.redis.zrangebyscore(key, "-inf", now, start=0, num=limit)
+        due = await self._read_each(
+            ALL_TIMER_KEYS,
+            lambda client, key: client.zrangebyscore(key, "-inf", now, start=0, num=limit),
+        )
+        for key, members in zip(ALL_TIMER_KEYS, due, strict=True):
             for member in members:
                 name = member.decode() if isinstance(member, bytes) else str(member)
                 lease = now + TIMER_LEASE
@@ -825,19 +827,7 @@ class Storage:
 
     async def _lease(self, key: str, member: str, now: float, lease: float) -> bool:
         """Move a due timer to ``lease``: true for exactly one of several claimants."""
-        async with self._transaction(key) as pipe:
-            try:
-                await pipe.watch(key)
-                score = await pipe.zscore(key, member)
-                if score is None or score > now:
-                    await pipe.unwatch()  # type: ignore[no-untyped-call]
-                    return False
-                pipe.multi()  # type: ignore[no-untyped-call]
-                pipe.zadd(key, {member: lease})
-                await pipe.execute()
-                return True
-            except WatchError:
-                return False  # another worker claimed it (or it was rescheduled)
+        return await self._conditional.lease_due(key, member, now, lease)
 
     # --- chat settings, users, stats ---------------------------------------------
 
@@ -848,15 +838,39 @@ class Storage:
         return _parse(ChatSettings, raw) or ChatSettings()
 
     async def save_chat_settings(self, chat_id: int, settings: ChatSettings) -> None:
+        self._languages.pop(settings_key(chat_id), None)
         await self.redis.set(
             settings_key(chat_id), settings.model_dump_json(by_alias=True), ex=self.settings_ttl
         )
+
+    async def chat_language(self, chat_id: int) -> str | None:
+        """The group's language, as ``chat_settings`` says (see ``_language``)."""
+        return await self._language(settings_key(chat_id), self.chat_settings, chat_id)
+
+    async def user_language(self, user_id: int) -> str | None:
+        """The language a user chose with /language, if any (see ``_language``)."""
+        return await self._language(user_key(user_id), self.user, user_id)
+
+    async def _language(
+        self, key: str, read: Callable[[int], Awaitable[ChatSettings | UserRecord]], of: int
+    ) -> str | None:
+        """Every message rendered needs its reader's language: remembered for a few
+        seconds, so a move's renders cost no read each. A change made through this process
+        shows at once; one made through another worker within ``LANGUAGE_CACHE_SECONDS``."""
+        now = time.monotonic()
+        known = self._languages.get(key)
+        if known is not None and known[1] > now:
+            return known[0]
+        lang = (await read(of)).lang
+        self._languages[key] = (lang, now + LANGUAGE_CACHE_SECONDS)
+        return lang
 
     async def init_chat_lang(self, chat_id: int, lang: str) -> str:
         """The chat's language; the first caller's language when it has none yet."""
         key = settings_key(chat_id)
         fresh = ChatSettings(lang=lang).model_dump_json(by_alias=True)
         if await self.redis.set(key, fresh, nx=True, ex=self.settings_ttl):
+            self._languages.pop(key, None)
             return lang
         current = await self.chat_settings(chat_id)
         return current.lang or lang
@@ -866,6 +880,7 @@ class Storage:
         return _parse(UserRecord, raw) or UserRecord()
 
     async def save_user(self, user_id: int, record: UserRecord) -> None:
+        self._languages.pop(user_key(user_id), None)
         await self.redis.set(
             user_key(user_id), record.model_dump_json(by_alias=True), ex=self.settings_ttl
         )

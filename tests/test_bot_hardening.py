@@ -66,6 +66,66 @@ async def test_a_failing_timer_whose_rescheduling_fails_is_not_lost() -> None:
     assert scheduler.unsaved == {-6: clock.now + 1.0}
 
 
+class CountingStorage(Storage):
+    """Counts the scheduler's looks at the timers; can hold one look after its read."""
+
+    def __init__(self) -> None:
+        super().__init__(fakeredis.aioredis.FakeRedis(), finished_ttl=10, idle_ttl=10)
+        self.looks = 0
+        self.looked = asyncio.Event()
+        self.hold: asyncio.Event | None = None
+
+    async def next_due(self) -> float | None:
+        due = await super().next_due()
+        self.looks += 1
+        self.looked.set()
+        if self.hold is not None:
+            await self.hold.wait()
+        return due
+
+
+async def test_a_timer_due_after_the_next_look_does_not_wake_the_scheduler() -> None:
+    store = CountingStorage()
+    fired = asyncio.Event()
+
+    async def fire(chat_id: int) -> None:
+        fired.set()
+
+    scheduler = Scheduler(store, fire, max_sleep=30.0)
+    scheduler.start()
+    try:
+        await asyncio.wait_for(store.looked.wait(), 5)
+        for chat_id in range(-20, 0):  # every move sets a timer a turn away
+            await scheduler.schedule(chat_id, time.time() + 600)
+        for _ in range(10):
+            await asyncio.sleep(0)  # a woken loop would look again now
+        assert store.looks == 1
+        await scheduler.schedule(-99, time.time() + 0.05)  # sooner than the next look
+        await asyncio.wait_for(fired.wait(), 5)
+    finally:
+        await scheduler.stop()
+
+
+async def test_a_timer_set_while_the_scheduler_looks_fires_on_time() -> None:
+    store = CountingStorage()
+    store.hold = asyncio.Event()
+    fired = asyncio.Event()
+
+    async def fire(chat_id: int) -> None:
+        fired.set()
+
+    scheduler = Scheduler(store, fire, max_sleep=30.0)
+    scheduler.start()
+    try:
+        await asyncio.wait_for(store.looked.wait(), 5)  # read done, nothing due yet
+        await scheduler.schedule(-7, time.time() + 0.05)
+        store.hold.set()
+        store.hold = None
+        await asyncio.wait_for(fired.wait(), 5)  # not after max_sleep
+    finally:
+        await scheduler.stop()
+
+
 def test_bounded_dict_forgets_the_oldest() -> None:
     cache: BoundedDict[int, int] = BoundedDict(3)
     for i in range(10):

@@ -240,7 +240,7 @@ class MiniAppServer:
         kept = self.langs.get(user_id)
         if kept is not None and kept[1] > now:
             return kept[0]
-        lang = (await self.games.storage.user(user_id)).lang
+        lang = await self.games.storage.user_language(user_id)
         if len(self.langs) >= LANGS_KEPT:
             self.langs.clear()
         self.langs[user_id] = (lang, now + LANG_TTL)

@@ -135,6 +135,9 @@ class Lane:
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     recheck: float | None = None
     """Set by a job whose edit may be overtaken by a late one: run it again then."""
+    sent_at: float | None = None
+    """Wall-clock time the lane's latest request left (after pacing): what it carried
+    is on screen from about then."""
 
 
 @dataclass
@@ -531,6 +534,7 @@ class Outbox:
         # players need their buttons; a table edit that waits merges more moves.
         await self.limiter.acquire(low_priority=lane.chat_id < 0, chat_id=lane.chat_id)
         lane.pacer.record()
+        lane.sent_at = self.wall_clock()
 
     async def _forbidden(self, chat_id: int, err: Forbidden) -> None:
         log.info("chat %s refuses messages: %s", chat_id, err)
@@ -654,9 +658,8 @@ class Outbox:
 
     def _group_job(self, chat_id: int) -> Callable[[Lane, Job], Awaitable[None]]:
         async def run(lane: Lane, job: Job) -> None:
-            # Owed revision first: the record read after it is at least that new.
-            job.covers = (await self.storage.owed_output(chat_id)).rev
-            table = await self.storage.load_table(chat_id)
+            owed, table = await self.storage.owed_and_table(chat_id)
+            job.covers = owed.rev
             if table is None:
                 return
             content = await self.render_group(table)
@@ -721,9 +724,8 @@ class Outbox:
 
     def _hand_job(self, chat_id: int, user_id: int) -> Callable[[Lane, Job], Awaitable[None]]:
         async def run(lane: Lane, job: Job) -> None:
-            owed = await self.storage.owed_output(chat_id)
+            owed, table = await self.storage.owed_and_table(chat_id)
             job.covers = owed.rev
-            table = await self.storage.load_table(chat_id)
             if table is None or table.state is None:
                 return
             seat = next((i for i, s in enumerate(table.seats) if s.user_id == user_id), None)
@@ -773,8 +775,11 @@ class Outbox:
                 step = int(table.state.get("step", 0))
                 seen = (table.game_id, step)
                 if self.shown.get((table.chat_id, user_id)) != seen:
+                    # From when the request left: the turn gate counts a player's
+                    # wait from then (bot.turns), so pacing delays are not theirs.
+                    at = lane.sent_at if lane.sent_at is not None else self.wall_clock()
                     await self.storage.mark_hand_shown(
-                        table.chat_id, user_id, table.game_id, step, self.wall_clock()
+                        table.chat_id, user_id, table.game_id, step, at
                     )
                     self.shown[(table.chat_id, user_id)] = seen
 

@@ -10,6 +10,7 @@ the game goes on regardless.
 from __future__ import annotations
 
 import logging
+import math
 
 from bot import flow
 from bot.records import Table
@@ -45,8 +46,9 @@ class TurnGate:
             log.warning("chat %s: hands still not shown; the timer goes on", table.chat_id)
             return None
         state = table.engine_state()
+        window = flow.wait_window(table, state, self.games.timing)
         shown = await self.games.storage.hands_shown(table.chat_id)
-        later = None
+        later: float | None = None
         for seat in flow.waiting(state):
             info = table.seats[seat]
             if not info.human or info.user_id is None:
@@ -58,5 +60,9 @@ class TurnGate:
                 # Not on screen yet: look again shortly. The outbox keeps retrying; a
                 # send that timed out long ago is reconciled (sent again) on this ask.
                 self.games.box.refresh_hand(table.chat_id, info.user_id)
-                later = now + self.poll
+                later = min(later or math.inf, now + self.poll)
+            elif hand.at + window > now:
+                # Shown late (a busy bot, a slow network): the whole wait counts from
+                # when the buttons landed, not from the move that asked for them.
+                later = min(later or math.inf, hand.at + window)
         return later

@@ -339,6 +339,8 @@ async def let_turns_time_out(h: Harness, *, until: Callable[[], bool]) -> None:
         if until():
             return
         before = (await h.table(GROUP)).state["step"]  # type: ignore[index]
+        # The hands land first: a turn counts from when its buttons were sent.
+        await h.settle()
         h.clock.advance(61)
         h.games.scheduler.wake()
         # Once both seats are the computer's, the rest of the game is one long wait.

@@ -267,3 +267,60 @@ def test_each_section_follows_the_games_rules(lang: str) -> None:
     fast = TablePace("fast", 30.0, 3.5)
     options = visible_text("".join(rules_text(plain, lang, section="options", pace=fast)))
     assert visible_text(tr.t("option.pace_fast")) in options
+
+
+# --- a window counts from when its buttons landed -------------------------------------------
+
+
+async def test_a_throw_in_window_shown_late_still_lasts_a_whole_window() -> None:
+    """A busy bot may deliver the attacker's buttons late: the bot passes for them only
+    once they had the whole window, counted from when the buttons landed."""
+    from types import SimpleNamespace
+
+    from bot.records import UserRecord
+    from bot.turns import TurnGate
+
+    game = lobby()
+    game, _ = flow.start(game, at(0.0), GID, ANN.user_id, [])
+    state = game.engine_state()
+    attacker = state.attacker
+    hand = state.hand(attacker)
+    lead = next(
+        a
+        for a in legal_actions(state, attacker)
+        if isinstance(a, Attack)
+        and len(a.cards) == 1
+        and sum(c.rank == a.cards[0].rank for c in hand) > 1
+    )
+    user = game.seats[attacker].user_id
+    defender = game.seats[1 - attacker].user_id
+    assert user is not None and defender is not None
+    game, _ = flow.play(game, at(1.0), GID, user, state.step, lead)
+    game, _ = flow.play(game, at(2.0), GID, defender, game.engine_state().step, Take())
+    assert must_act(game.engine_state()).kind == "throw_in"
+    assert game.turn_deadline == 2.0 + TIMING.throw_in_window
+    storage = Storage(fakeredis.aioredis.FakeRedis(), finished_ttl=60, idle_ttl=60)
+    await storage.save_user(user, UserRecord(dm_open=True))
+    refreshed: list[int] = []
+    games = SimpleNamespace(
+        storage=storage,
+        timing=TIMING,
+        box=SimpleNamespace(refresh_hand=lambda chat, uid: refreshed.append(uid)),
+    )
+    gate = TurnGate(games)  # type: ignore[arg-type]
+    deadline = game.turn_deadline
+    step = game.engine_state().step
+    # Not on screen at the deadline: looked at again shortly, the hand sent again.
+    assert await gate.postpone_until(game, deadline) == deadline + gate.poll
+    assert refreshed == [user]
+    # On screen one second before the deadline: the window runs from then.
+    await storage.mark_hand_shown(CHAT, user, GID, step, deadline - 1.0)
+    late = deadline - 1.0 + TIMING.throw_in_window
+    assert await gate.postpone_until(game, deadline) == late
+    assert await gate.postpone_until(game, late) is None  # then the bot passes for them
+    # On screen as the window opened: the deadline stands.
+    on_time = Storage(fakeredis.aioredis.FakeRedis(), finished_ttl=60, idle_ttl=60)
+    await on_time.save_user(user, UserRecord(dm_open=True))
+    await on_time.mark_hand_shown(CHAT, user, GID, step, 2.0)
+    games.storage = on_time
+    assert await gate.postpone_until(game, deadline) is None

@@ -53,6 +53,7 @@ from bot.flow.turns import (
     schedule,
     take_back_seat,
     timeout_action,
+    wait_window,
     waiting,
 )
 
@@ -98,5 +99,6 @@ __all__ = [
     "table_timing",
     "take_back_seat",
     "timeout_action",
+    "wait_window",
     "waiting",
 ]

@@ -3,7 +3,15 @@ and when the next timer is due."""
 
 from __future__ import annotations
 
-from bot.flow.common import Announcement, Effects, FlowError, Moment, Outcome, table_timing
+from bot.flow.common import (
+    Announcement,
+    Effects,
+    FlowError,
+    Moment,
+    Outcome,
+    Timing,
+    table_timing,
+)
 from bot.flow.results import finish
 from bot.records import ChatGame
 from engine import (
@@ -206,6 +214,14 @@ def _advance(game: ChatGame, before: State, after: State, moment: Moment, effect
     schedule(game, after, moment)
 
 
+def wait_window(game: ChatGame, state: State, timing: Timing) -> float:
+    """How long a human is waited on at this step: a turn, or a throw-in window."""
+    table = table_timing(game, timing)
+    if must_act(state).kind == "throw_in":
+        return min(table.throw_in_window, table.turn_timeout)
+    return table.turn_timeout
+
+
 def schedule(game: ChatGame, state: State, moment: Moment) -> None:
     """Set the turn deadline (a human is waited on) and when a computer seat moves.
 
@@ -220,10 +236,8 @@ def schedule(game: ChatGame, state: State, moment: Moment) -> None:
         game.last_seen_step = state.step
         human = any(game.seats[s].human for s in seats)
         timing = table_timing(game, moment.timing)
-        window = timing.turn_timeout
+        window = wait_window(game, state, moment.timing)
         turn = must_act(state)
-        if turn.kind == "throw_in":
-            window = min(timing.throw_in_window, window)
         game.turn_deadline = moment.now + window if human else None
         # A reminder only for a player's own turn, and only when the turn is long
         # enough that it comes well after the move was asked for.

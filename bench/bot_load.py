@@ -40,12 +40,13 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 
 from sandbox.emulator import BotApiEmulator, RateLimits
+from sandbox.emulator.events import Subscription
 
 # The tests' helpers (a Redis Cluster, the webhook front and its workers).
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -69,6 +70,7 @@ class Results:
     stale: int = 0
     games_done: int = 0
     unanswered: int = 0
+    toasts: dict[str, int] = field(default_factory=dict)
 
 
 def hand_buttons(emu: BotApiEmulator, user: int) -> list[tuple[int, int, str]]:
@@ -100,6 +102,22 @@ async def player_pair(
     rng: random.Random,
     think: tuple[float, float],
 ) -> None:
+    # Woken only by changes in this pair's own chats: 200 pairs re-checking on every
+    # change of any chat kept the emulator's loop so busy that it delayed the bot's calls.
+    with emu.subscribe([group, *users]) as changes:
+        await play_pair(emu, group, users, results, stop_at, rng, think, changes)
+
+
+async def play_pair(
+    emu: BotApiEmulator,
+    group: int,
+    users: tuple[int, int],
+    results: Results,
+    stop_at: float,
+    rng: random.Random,
+    think: tuple[float, float],
+    changes: Subscription,
+) -> None:
     last_step = -1
     while time.monotonic() < stop_at:
 
@@ -117,10 +135,14 @@ async def player_pair(
                 return None
             return best[1], best[2], best[4], best[3]
 
-        try:
-            user, mid, step, data = await emu.wait_for(ready, max(0.1, stop_at - time.monotonic()))
-        except TimeoutError:
-            return
+        found = ready()
+        while found is None:
+            try:
+                await changes.get(timeout=max(0.1, stop_at - time.monotonic()))
+            except TimeoutError:
+                return
+            found = ready()
+        user, mid, step, data = found
         chat = emu.chat(group)
         if chat is not None and any("Game over" in m.text for m in chat.messages.values()):
             results.games_done += 1
@@ -139,6 +161,7 @@ async def player_pair(
         results.latencies.append(time.monotonic() - started)
         if answer.text:
             results.stale += 1
+            results.toasts[answer.text] = results.toasts.get(answer.text, 0) + 1
         elif data.split(":")[4][0] != "b":
             results.moves += 1
         last_step = step + (0 if data.split(":")[4][0] == "b" else 1)
@@ -205,24 +228,30 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def pacing_calls(redis_env: dict[str, str]) -> int:
-    """Pacing script calls (EVALSHA) so far, over every master."""
+async def redis_commands(redis_env: dict[str, str]) -> dict[str, int]:
+    """Commands run so far by name, over every master (INFO commandstats)."""
     url = redis_env["REDIS_URL"]
+    per_node: list[dict[str, Any]]
     if redis_env.get("REDIS_CLUSTER") == "true":
         cluster = RedisCluster.from_url(url)
         try:
             stats = await cluster.info("commandstats", target_nodes=RedisCluster.PRIMARIES)
-            return sum(
-                int(node.get("cmdstat_evalsha", {}).get("calls", 0)) for node in stats.values()
-            )
+            per_node = list(stats.values())
         finally:
             await cluster.aclose()
-    client = Redis.from_url(url)
-    try:
-        stats = await client.info("commandstats")
-        return int(stats.get("cmdstat_evalsha", {}).get("calls", 0))
-    finally:
-        await client.aclose()
+    else:
+        client = Redis.from_url(url)
+        try:
+            per_node = [await client.info("commandstats")]
+        finally:
+            await client.aclose()
+    counts: dict[str, int] = {}
+    for node in per_node:
+        for name, stat in node.items():
+            if name.startswith("cmdstat_") and isinstance(stat, dict):
+                command = name.removeprefix("cmdstat_")
+                counts[command] = counts.get(command, 0) + int(stat.get("calls", 0))
+    return counts
 
 
 @contextlib.asynccontextmanager
@@ -328,7 +357,7 @@ async def play_and_report(
     results = Results()
     rng = random.Random(1)
     cpu_before = [cpu_seconds(pid) for pid in pids]
-    paced_before = await pacing_calls(redis_env)
+    commands_before = await redis_commands(redis_env)
     stop_at = time.monotonic() + args.seconds
     start = time.monotonic()
     await asyncio.gather(
@@ -339,7 +368,13 @@ async def play_and_report(
     )
     elapsed = time.monotonic() - start
     cpu = [cpu_seconds(pid) - before for pid, before in zip(pids, cpu_before, strict=True)]
-    paced = await pacing_calls(redis_env) - paced_before
+    commands_after = await redis_commands(redis_env)
+    commands = {
+        k: v - commands_before.get(k, 0)
+        for k, v in commands_after.items()
+        if k != "info" and v > commands_before.get(k, 0)
+    }
+    paced = commands.get("evalsha", 0)
     stats = emu.stats
     lat = sorted(results.latencies)
     calls = stats.total - stats.calls.get("getUpdates", 0)
@@ -354,16 +389,38 @@ async def play_and_report(
         f"{results.moves}; stale taps: {results.stale}; games finished: "
         f"{results.games_done}"
     )
+    common = sorted(results.toasts.items(), key=lambda kv: -kv[1])[:3]
+    print("most common toasts: " + "; ".join(f"{n} x {text!r}" for text, n in common))
     print(f"tap -> answer: p50 {p50:.1f} ms, p99 {p99:.1f} ms")
     print(
         f"Bot API calls (without getUpdates): {calls}; per move: "
         f"{calls / max(1, results.moves):.2f}; by method: "
         f"{dict(sorted((k, v) for k, v in stats.calls.items() if k != 'getUpdates'))}"
     )
+    to_groups = sum(n for (chat, method), n in stats.chat_method_calls.items() if chat < 0)
+    to_private = sum(
+        n
+        for (chat, method), n in stats.chat_method_calls.items()
+        if chat > 0 and method != "answerCallbackQuery"
+    )
+    moves = max(1, results.moves)
+    print(
+        f"per move: {to_groups / moves:.2f} group messages and edits, "
+        f"{to_private / moves:.2f} private ones (hands), "
+        f"{stats.calls.get('answerCallbackQuery', 0) / moves:.2f} answers"
+    )
     sends = sum(
         stats.calls.get(m, 0) for m in ("sendMessage", "editMessageText", "editMessageReplyMarkup")
     )
-    print(f"pacing script calls: {paced} ({paced / max(1, sends):.2f} per send/edit)")
+    print(
+        f"Lua script calls (pacing, leases, marks): {paced} "
+        f"({paced / max(1, sends):.2f} per send/edit)"
+    )
+    top = sorted(commands.items(), key=lambda kv: -kv[1])[:12]
+    print(
+        f"Redis commands per move: {sum(commands.values()) / moves:.1f}; top: "
+        + ", ".join(f"{k} {v / moves:.1f}" for k, v in top)
+    )
     print(
         "CPU per worker: "
         + ", ".join(f"{c:.1f}s ({100 * c / elapsed:.0f}%)" for c in cpu)

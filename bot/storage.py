@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 MAX_RETRIES = 50
 LANGUAGE_CACHE_SECONDS = 10.0
+SHARED_TABLES_KEPT = 2_000
 LANGUAGES_KEPT = 20_000
 ENDED_PHASES = ("finished", "cancelled")
 
@@ -280,6 +281,8 @@ class Storage:
         self._slots = SlotClients(redis) if isinstance(redis, RedisCluster) else None
         """Where WATCH transactions run on a Redis Cluster; None on a single Redis."""
         self._conditional = ConditionalWrites(redis, self._transaction)
+        self._shared: BoundedDict[int, tuple[bytes | str, Table]] = BoundedDict(SHARED_TABLES_KEPT)
+        """Chat id -> (stored JSON, its parsed table) for readers that only look."""
         self._languages: BoundedDict[str, tuple[str | None, float]] = BoundedDict(LANGUAGES_KEPT)
         """Settings or user key -> (language, remembered until): see ``_language``."""
         self.on_quarantine: Callable[[int, str], None] | None = None
@@ -354,11 +357,35 @@ class Storage:
         owed = _owed_of(owed_raw)
         if raw is None:  # none, or the group became a supergroup: the careful way
             return owed, await self.load_table(chat_id)
-        table, problem = _read_table(raw)
+        table, problem = self._read_shared(chat_id, raw)
         if problem is None:
             return owed, table
         await self._quarantine(chat_id, raw, problem)
         return owed, None
+
+    async def peek_table(self, chat_id: int) -> Table | None:
+        """Like ``load_table``, for readers that only look (see ``_read_shared``)."""
+        raw = await self.redis.get(table_key(chat_id))
+        if raw is None:
+            return await self.load_table(chat_id)
+        table, problem = self._read_shared(chat_id, raw)
+        if problem is None:
+            return table
+        await self._quarantine(chat_id, raw, problem)
+        return None
+
+    def _read_shared(self, chat_id: int, raw: bytes | str) -> tuple[Table | None, str | None]:
+        """Every message of one move (the group, each hand, each Mini App viewer) reads
+        the same record, and parsing it is the costliest step of each: readers that
+        only look share one parsed copy, which they must not change. Writers always
+        parse their own (``update_table``)."""
+        known = self._shared.get(chat_id)
+        if known is not None and known[0] == raw:
+            return known[1], None
+        table, problem = _read_table(raw)
+        if table is not None:
+            self._shared[chat_id] = (raw, table)
+        return table, problem
 
     async def _quarantine(self, chat_id: int, raw: bytes | str | None, problem: str) -> None:
         """Move an unreadable table aside (only if it is still that record), log it, and

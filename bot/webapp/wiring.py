@@ -27,7 +27,7 @@ class MiniApp:
         assert settings.webapp_url is not None
         self.settings = settings
         self.games = games
-        self.hub = Hub(games.storage.redis, games.storage.load_table)
+        self.hub = Hub(games.storage.redis, games.storage.peek_table)
         self.presence = Presence(games.storage.redis)
         self.server = MiniAppServer(
             games,

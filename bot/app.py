@@ -40,6 +40,15 @@ WATCH_KEY = "durak.redis_watch"
 MAX_ADMIN_ANSWERS = 20_000
 
 
+def bot_api_client(settings: Settings, *, connections: int) -> MeteredRequest:
+    return MeteredRequest(
+        connection_pool_size=connections,
+        read_timeout=settings.bot_api_timeout,
+        write_timeout=settings.bot_api_timeout,
+        connect_timeout=min(10.0, settings.bot_api_timeout),
+    )
+
+
 def build_application(
     settings: Settings,
     redis: Redis,
@@ -79,22 +88,8 @@ def build_application(
         .concurrent_updates(256)
         # PTB's 5 s default is shorter than Telegram's slow moments; a timed-out request
         # may still be carried out, so waiting longer means fewer unknown outcomes.
-        .request(
-            MeteredRequest(
-                connection_pool_size=256,
-                read_timeout=settings.bot_api_timeout,
-                write_timeout=settings.bot_api_timeout,
-                connect_timeout=min(10.0, settings.bot_api_timeout),
-            )
-        )
-        .get_updates_request(
-            MeteredRequest(
-                connection_pool_size=1,
-                read_timeout=settings.bot_api_timeout,
-                write_timeout=settings.bot_api_timeout,
-                connect_timeout=min(10.0, settings.bot_api_timeout),
-            )
-        )
+        .request(bot_api_client(settings, connections=256))
+        .get_updates_request(bot_api_client(settings, connections=1))
         .post_init(post_init)
         .post_stop(post_stop)
         .build()

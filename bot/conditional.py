@@ -103,35 +103,14 @@ class ConditionalWrites:
             done = await self._run(self._move_if, key, member, repr(score), repr(new))
             if done is not None:
                 return bool(done)
-        async with self._transaction(key) as pipe:
-            try:
-                await pipe.watch(key)
-                if await pipe.zscore(key, member) != score:
-                    await pipe.unwatch()  # type: ignore[no-untyped-call]
-                    return False
-                pipe.multi()  # type: ignore[no-untyped-call]
-                pipe.zadd(key, {member: new})
-                await pipe.execute()
-                return True
-            except WatchError:
-                return False
+        return await self._watched(key, member, lambda held: held == score, new)
 
     async def drop_if(self, key: str, member: str, score: float) -> None:
         """Remove ``member`` if its score is still ``score`` (a new one written meanwhile
         stays)."""
         if self.scripted and await self._run(self._drop_if, key, member, repr(score)) is not None:
             return
-        async with self._transaction(key) as pipe:
-            try:
-                await pipe.watch(key)
-                if await pipe.zscore(key, member) != score:
-                    await pipe.unwatch()  # type: ignore[no-untyped-call]
-                    return
-                pipe.multi()  # type: ignore[no-untyped-call]
-                pipe.zrem(key, member)
-                await pipe.execute()
-            except WatchError:
-                return  # rescheduled meanwhile (another score): it stays
+        await self._watched(key, member, lambda held: held == score, None)
 
     async def lease_due(self, key: str, member: str, now: float, lease: float) -> bool:
         """Move a member due by ``now`` to ``lease``: true for exactly one of several
@@ -140,19 +119,30 @@ class ConditionalWrites:
             done = await self._run(self._lease_due, key, member, repr(now), repr(lease))
             if done is not None:
                 return bool(done)
+        return await self._watched(
+            key, member, lambda held: held is not None and held <= now, lease
+        )
+
+    async def _watched(
+        self, key: str, member: str, holds: Callable[[float | None], bool], new: float | None
+    ) -> bool:
+        """Without Lua: if ``holds(member's score)``, set it to ``new`` (None: remove it),
+        in a WATCH transaction; false if it did not hold or changed meanwhile."""
         async with self._transaction(key) as pipe:
             try:
                 await pipe.watch(key)
-                score = await pipe.zscore(key, member)
-                if score is None or score > now:
+                if not holds(await pipe.zscore(key, member)):
                     await pipe.unwatch()  # type: ignore[no-untyped-call]
                     return False
                 pipe.multi()  # type: ignore[no-untyped-call]
-                pipe.zadd(key, {member: lease})
+                if new is None:
+                    pipe.zrem(key, member)
+                else:
+                    pipe.zadd(key, {member: new})
                 await pipe.execute()
                 return True
             except WatchError:
-                return False  # another worker claimed it (or it was rescheduled)
+                return False  # another worker changed it first
 
     async def settle(self, key: str, fields: dict[str, int | None]) -> list[str]:
         """Delete the hash ``fields`` whose value is at most the given bound (None: any

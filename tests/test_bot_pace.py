@@ -174,30 +174,36 @@ def test_the_flow_schedules_turns_and_throw_in_windows_at_the_tables_pace(
     assert game.engine_state().step > before and game.auto_steps
 
 
+def pair_then_take(game: ChatGame) -> ChatGame:
+    """Start ``game``; the attacker leads a card they hold a pair of (so they could throw
+    in), the defender takes at 2.0: only the attacker's throw-in window is left."""
+    game, _ = flow.start(game, at(0.0), GID, ANN.user_id, [])
+    state = game.engine_state()
+    attacker = state.attacker
+    hand = state.hand(attacker)
+    lead = next(
+        a
+        for a in legal_actions(state, attacker)
+        if isinstance(a, Attack)
+        and len(a.cards) == 1
+        and sum(c.rank == a.cards[0].rank for c in hand) > 1
+    )
+    user = game.seats[attacker].user_id
+    assert user is not None
+    game, _ = flow.play(game, at(1.0), GID, user, state.step, lead)
+    state = game.engine_state()
+    defender = game.seats[state.defender].user_id
+    assert defender is not None
+    game, _ = flow.play(game, at(2.0), GID, defender, state.step, Take())
+    return game
+
+
 def test_a_fast_game_throw_in_window_is_half_a_normal_one_in_the_same_deal() -> None:
     """The same deal and moves (a lead the attacker holds a pair of, then Take): only
     the window differs."""
 
     def window(pace: str) -> float:
-        game = paced(lobby(), pace)
-        game, _ = flow.start(game, at(0.0), GID, ANN.user_id, [])
-        state = game.engine_state()
-        attacker = state.attacker
-        hand = state.hand(attacker)
-        lead = next(
-            a
-            for a in legal_actions(state, attacker)
-            if isinstance(a, Attack)
-            and len(a.cards) == 1
-            and sum(c.rank == a.cards[0].rank for c in hand) > 1
-        )
-        user = game.seats[attacker].user_id
-        assert user is not None
-        game, _ = flow.play(game, at(1.0), GID, user, state.step, lead)
-        state = game.engine_state()
-        defender = game.seats[state.defender].user_id
-        assert defender is not None
-        game, _ = flow.play(game, at(2.0), GID, defender, state.step, Take())
+        game = pair_then_take(paced(lobby(), pace))
         assert must_act(game.engine_state()).kind == "throw_in"
         assert game.turn_deadline is not None
         return game.turn_deadline - 2.0
@@ -280,23 +286,9 @@ async def test_a_throw_in_window_shown_late_still_lasts_a_whole_window() -> None
     from bot.records import UserRecord
     from bot.turns import TurnGate
 
-    game = lobby()
-    game, _ = flow.start(game, at(0.0), GID, ANN.user_id, [])
-    state = game.engine_state()
-    attacker = state.attacker
-    hand = state.hand(attacker)
-    lead = next(
-        a
-        for a in legal_actions(state, attacker)
-        if isinstance(a, Attack)
-        and len(a.cards) == 1
-        and sum(c.rank == a.cards[0].rank for c in hand) > 1
-    )
-    user = game.seats[attacker].user_id
-    defender = game.seats[1 - attacker].user_id
-    assert user is not None and defender is not None
-    game, _ = flow.play(game, at(1.0), GID, user, state.step, lead)
-    game, _ = flow.play(game, at(2.0), GID, defender, game.engine_state().step, Take())
+    game = pair_then_take(lobby())
+    user = game.seats[game.engine_state().attacker].user_id
+    assert user is not None
     assert must_act(game.engine_state()).kind == "throw_in"
     assert game.turn_deadline == 2.0 + TIMING.throw_in_window
     storage = Storage(fakeredis.aioredis.FakeRedis(), finished_ttl=60, idle_ttl=60)

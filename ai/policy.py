@@ -27,6 +27,7 @@ from engine.core import (
     DURAK,
     HANDS,
     LIMIT,
+    LOWEST_TRUMP,
     NUM_PLAYERS,
     OUT,
     OVER,
@@ -233,8 +234,9 @@ Move = tuple[int, int, int]
 
 def _swap_move(s: Position, hand: int) -> Move | None:
     """The trump swap, when the hand allows it (every level makes it at once)."""
-    if s[STOCK] and s[RULES].trump_swap:
-        low = core.lowest_trump(s)
+    rules = s[RULES]
+    if s[STOCK] and rules.trump_swap:
+        low = LOWEST_TRUMP[rules.deck_size][s[TRUMP]]
         if hand >> low & 1 and s[TRUMP_CARD] != low:
             return (SWAP, low, -1)
     return None
@@ -245,11 +247,14 @@ def decide(s: Position, p: int, style: Style = NORMAL) -> Move:
     trump = s[TRUMP]
     hand = s[HANDS][p]
     stock_left = len(s[STOCK])
-    if stock_left and (swap := _swap_move(s, hand)) is not None:
-        return swap
+    rules = s[RULES]
+    if stock_left and rules.trump_swap:  # _swap_move, inlined: a playout's every step
+        low = LOWEST_TRUMP[rules.deck_size][trump]
+        if hand >> low & 1 and s[TRUMP_CARD] != low:
+            return (SWAP, low, -1)
     attack = s[ATTACK]
     if not attack:
-        cards = lead_cards(hand, trump, s[LIMIT], s[RULES].multi_card_lead, stock_left, style)
+        cards = lead_cards(hand, trump, s[LIMIT], rules.multi_card_lead, stock_left, style)
         if len(cards) == 1:
             return (LEAD, cards[0], -1)
         mask = 0
@@ -260,7 +265,7 @@ def decide(s: Position, p: int, style: Style = NORMAL) -> Move:
     if p == s[DEFENDER] and not s[TAKING] and None in defense:
         unbeaten = [a for a, d in zip(attack, defense, strict=True) if d is None]
         plan = defence_plan(hand, unbeaten, trump)
-        if style.transfer and s[RULES].transfer:
+        if style.transfer and rules.transfer:
             same = hand & CARD_RANK_MASK[attack[0]]
             if same and (plan is None or any(c // 13 == trump for _, c in plan)):
                 plain = same & ~SUIT_MASK[trump]

@@ -9,9 +9,10 @@ index fields by number, so they read a ``State`` and a position alike.
 The step functions (``attack``, ``beat``, ``take``, ``pass_``, ``transfer``,
 ``swap``) change a position in place and check nothing: ``engine.game.apply``
 checks legality first, and Hard's search only plays moves it generated as legal.
-They append the step's events to ``log``, or skip them when ``log`` is None (a
-search, which needs no events; ``events``, ``history`` and ``step`` are then
-left as they were and the caller owns them).
+With a ``log`` they keep the public record too: the step's events go to ``log`` and
+``known`` (the cards everyone knows a player holds) follows. With ``log`` None (a
+search) they skip that record: ``known``, ``events``, ``history`` and ``step`` are
+left as they were, and nothing in a search reads them.
 
 Seat ``i``'s left neighbour is the next seat clockwise (``i + 1``) still in play;
 players who are out are skipped everywhere.
@@ -326,9 +327,6 @@ def attack(s: Position, player: int, action: Attack, log: Log) -> None:
     hand = hands[player] = hands[player] & ~mask
     if not hand:
         s[EMPTIED] += (player,)
-    known = s[KNOWN]
-    if known[player] & mask:  # rarely: most played cards were not known to be held
-        s[KNOWN] = _with_mask(known, player, known[player] & ~mask)
     ranks = s[RANKS] | CARD_RANK_MASK[cards[0]]
     if ranks != s[RANKS]:
         s[RANKS] = ranks
@@ -336,6 +334,9 @@ def attack(s: Position, player: int, action: Attack, log: Log) -> None:
     s[ATTACK] += cards
     s[DEFENSE] += _UNBEATEN[len(cards)]
     if log is not None:
+        known = s[KNOWN]
+        if known[player] & mask:  # rarely: most played cards were not known to be held
+            s[KNOWN] = _with_mask(known, player, known[player] & ~mask)
         log.append(_new_tuple(Attacked, (player, cards, "attacked")))
     if s[TAKING]:  # otherwise an unbeaten card now lies on the table: the bout goes on
         _end_if_done(s, log)
@@ -349,9 +350,6 @@ def beat(s: Position, player: int, action: Beat, log: Log) -> None:
     hand = hands[player] = hands[player] & ~bit
     if not hand:
         s[EMPTIED] += (player,)
-    known = s[KNOWN]
-    if known[player] & bit:
-        s[KNOWN] = _with_mask(known, player, known[player] & ~bit)
     covers = list(s[DEFENSE])
     covers[s[ATTACK].index(attack_card)] = card
     s[DEFENSE] = defense = tuple(covers)
@@ -360,6 +358,9 @@ def beat(s: Position, player: int, action: Beat, log: Log) -> None:
         s[RANKS] = ranks
         s[PASSED] = 0
     if log is not None:
+        known = s[KNOWN]
+        if known[player] & bit:
+            s[KNOWN] = _with_mask(known, player, known[player] & ~bit)
         log.append(_new_tuple(Beaten, (player, attack_card, card, "beaten")))
     if None not in defense:  # otherwise cards are still unbeaten: the bout goes on
         _end_if_done(s, log)
@@ -389,9 +390,6 @@ def transfer(s: Position, player: int, action: Transfer, log: Log) -> None:
     hand = hands[player] = hands[player] & ~bit
     if not hand:
         s[EMPTIED] += (player,)
-    known = s[KNOWN]
-    if known[player] & bit:
-        s[KNOWN] = _with_mask(known, player, known[player] & ~bit)
     s[ATTACK] += (card,)
     s[DEFENSE] += (None,)
     s[ATTACKER] = player
@@ -399,6 +397,9 @@ def transfer(s: Position, player: int, action: Transfer, log: Log) -> None:
     s[LIMIT] = min(bout_cap(s), hands[target].bit_count())
     s[PASSED] = 0  # a new defender: earlier passes no longer bind
     if log is not None:
+        known = s[KNOWN]
+        if known[player] & bit:
+            s[KNOWN] = _with_mask(known, player, known[player] & ~bit)
         log.append(Transferred(player, card, target))
     # An unbeaten card lies on the table: the bout goes on.
 
@@ -408,11 +409,11 @@ def swap(s: Position, player: int, action: Swap | None, log: Log) -> None:
     low, face_up = lowest_trump(s), s[TRUMP_CARD]
     hands = s[HANDS]
     hands[player] = hands[player] & ~(1 << low) | 1 << face_up
-    known = s[KNOWN]
-    s[KNOWN] = _with_mask(known, player, known[player] & ~(1 << low) | 1 << face_up)
     s[STOCK] = (*s[STOCK][:-1], low)
     s[TRUMP_CARD] = low
     if log is not None:
+        known = s[KNOWN]
+        s[KNOWN] = _with_mask(known, player, known[player] & ~(1 << low) | 1 << face_up)
         log.append(Swapped(player, low, face_up))
     # Giving the low trump away may leave this player nothing to throw in.
     _end_if_done(s, log)
@@ -454,9 +455,9 @@ def _end_bout(s: Position, log: Log) -> None:
     taking = s[TAKING]
     if taking:
         hands[defender] |= table_mask
-        known = s[KNOWN]
-        s[KNOWN] = _with_mask(known, defender, known[defender] | table_mask)
         if log is not None:
+            known = s[KNOWN]
+            s[KNOWN] = _with_mask(known, defender, known[defender] | table_mask)
             log.append(_new_tuple(PickedUp, (defender, table, "picked_up")))
     else:
         s[DISCARD] |= table_mask
@@ -480,10 +481,10 @@ def _end_bout(s: Position, log: Log) -> None:
                     log.append(_new_tuple(Drew, (player, len(drawn), None, "drew")))
                 continue
             # The stock is empty now: everyone sees who took the face-up trump card.
-            trump_card = s[TRUMP_CARD]
-            known = s[KNOWN]
-            s[KNOWN] = _with_mask(known, player, known[player] | 1 << trump_card)
             if log is not None:
+                trump_card = s[TRUMP_CARD]
+                known = s[KNOWN]
+                s[KNOWN] = _with_mask(known, player, known[player] | 1 << trump_card)
                 log.append(Drew(player, len(drawn), trump_card))
             break
         s[STOCK] = stock

@@ -13,11 +13,10 @@ from engine import PRESETS, Rules, apply, core, legal_actions, new_game, waiting
 from engine.actions import Swap
 from engine.state import State
 
-# The fields a search keeps up to date; ``step``, ``events`` and ``history`` are the
-# public API's (a search plays without events).
-SEARCH_FIELDS = [
-    i for i, name in enumerate(State._fields) if name not in ("step", "events", "history")
-]
+# The fields a search keeps up to date; the public record (known cards, step, events,
+# history) is the public API's: a search plays without it.
+PUBLIC_RECORD = ("known", "step", "events", "history")
+SEARCH_FIELDS = [i for i, name in enumerate(State._fields) if name not in PUBLIC_RECORD]
 
 
 def _same(position: core.Position, state: State) -> None:

@@ -2,7 +2,7 @@
 
 A *position* is a mutable list of ``State``'s fields in ``State``'s order (so
 ``list(state)`` and ``State._make`` are the conversions, see ``thaw`` and
-``freeze``) with ``hands`` as a list and one more field, ``EMPTIED``. The
+``advance``) with ``hands`` as a list and one more field, ``EMPTIED``. The
 readers here (``waiting``, ``actor``, ``can_throw_in``, ``transfer_target``...)
 index fields by number, so they read a ``State`` and a position alike.
 
@@ -66,22 +66,27 @@ _new_tuple = tuple.__new__
 
 def thaw(state: State) -> Position:
     """A position to play on, from a state (which stays unchanged)."""
-    s: Position = list(state)
     hands = state.hands
+    # [*state, ...] is the cheapest copy of a tuple subclass into a list (list() is not).
+    s: Position = [*state, _emptied(state) if state.attack and 0 in hands else ()]
     s[HANDS] = list(hands)
-    s.append(_emptied(state) if state.attack and 0 in hands else ())
     return s
 
 
-def freeze(s: Position, log: list[Event], history: Any) -> State:
-    """The state after one step: position ``s`` (consumed) with that step's events
-    ``log``, appended to ``history`` (the history of the state before the step)."""
+def advance(state: State, player: int, action: Action) -> State:
+    """The state after ``player`` plays ``action`` (legal: not checked here), with
+    that step's events and history: thaw, step with a log, freeze, in one call."""
+    hands = state.hands  # thaw, inlined (the public API's hot path)
+    s: Position = [*state, _emptied(state) if state.attack and 0 in hands else ()]
+    s[HANDS] = list(hands)
+    log: list[Event] = []
+    STEPS[type(action)](s, player, action, log)
     del s[EMPTIED]
     s[HANDS] = tuple(s[HANDS])
     events = tuple(log)
     s[EVENTS] = events
     s[STEP] += 1
-    s[HISTORY] = (history, events)
+    s[HISTORY] = (state.history, events)
     new: State = _new_tuple(State, s)
     return new
 

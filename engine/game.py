@@ -307,29 +307,25 @@ def _multi_leads(same_rank: int, limit: int) -> tuple[Attack, ...]:
 
 def apply(state: State, player: int, action: Action) -> State:
     """The state after ``player`` takes ``action``; ``IllegalActionError`` if not legal."""
-    kind = _KINDS.get(type(action))
+    legal = _LEGAL.get(type(action))
     if (
-        kind is None
+        legal is None
         or state.over
         or not 0 <= player < state.num_players
-        or not kind[0](state, player, action)
+        or not legal(state, player, action)
     ):
         raise IllegalActionError(_why_illegal(state, player, action, legal_actions(state, player)))
-    # The one rules core: play the step on a thawed copy, freeze the result once.
-    position = core.thaw(state)
-    log: list[Event] = []
-    kind[1](position, player, action, log)
-    return core.freeze(position, log, state.history)
+    return core.advance(state, player, action)  # the one rules core
 
 
 def is_legal(state: State, player: int, action: Action) -> bool:
     """``action in legal_actions(state, player)``, decided without listing them all."""
-    kind = _KINDS.get(type(action))
+    legal = _LEGAL.get(type(action))
     return (
-        kind is not None
+        legal is not None
         and not state.over
         and 0 <= player < state.num_players
-        and kind[0](state, player, action)
+        and legal(state, player, action)
     )
 
 
@@ -390,7 +386,8 @@ def _why_illegal(state: State, player: int, action: object, legal: list[Action])
     return f"{head}; legal now: {', '.join(str(a) for a in legal)}"
 
 
-# Each action type's legality check (for a game not over and a valid seat).
+# Each action type's legality check (for a game not over and a valid seat): one
+# dictionary lookup replaces a chain of isinstance tests on the hot path.
 _LEGAL: dict[type, Callable[[State, int, Any], bool]] = {
     Attack: _attack_legal,
     Beat: _beat_legal,
@@ -399,9 +396,6 @@ _LEGAL: dict[type, Callable[[State, int, Any], bool]] = {
     Transfer: _transfer_legal,
     Swap: _swap_legal,
 }
-_KINDS = {kind: (legal, core.STEPS[kind]) for kind, legal in _LEGAL.items()}
-"""Each action type's legality check and step: one dictionary lookup replaces a chain
-of isinstance tests on the hot path."""
 
 
 def result(state: State) -> GameResult | None:

@@ -1,8 +1,8 @@
 """The rules' one implementation: what each action does to a game position.
 
-A *position* is a mutable list of ``State``'s fields in ``State``'s order (so
-``list(state)`` and ``State._make`` are the conversions, see ``thaw`` and
-``advance``) with ``hands`` as a list and one more field, ``EMPTIED``. The
+A *position* is a mutable list of ``State``'s fields in ``State``'s order (so a
+copy of the tuple is the conversion, see ``thaw``, and ``advance`` builds the next
+``State`` from one) with ``hands`` as a list and one more field, ``EMPTIED``. The
 readers here (``waiting``, ``actor``, ``can_throw_in``, ``transfer_target``...)
 index fields by number, so they read a ``State`` and a position alike.
 

@@ -47,6 +47,7 @@ from engine.state import State
 Position = list[Any]
 """A game position being played: ``State``'s fields in order, then ``EMPTIED``."""
 Log = list[Event] | None
+Step = Callable[[Position, int, Any, Log], None]
 
 # Field numbers: State's field order (tests/test_engine_core.py holds them to it).
 (
@@ -73,14 +74,15 @@ def thaw(state: State) -> Position:
     return s
 
 
-def advance(state: State, player: int, action: Action) -> State:
-    """The state after ``player`` plays ``action`` (legal: not checked here), with
-    that step's events and history: thaw, step with a log, freeze, in one call."""
+def advance(state: State, player: int, action: Action, step: Step) -> State:
+    """The state after ``player`` plays ``action`` (legal: not checked here) through
+    ``step`` (its type's entry of ``STEPS``), with that step's events and history:
+    thaw, step with a log, freeze, in one call."""
     hands = state.hands  # thaw, inlined (the public API's hot path)
     s: Position = [*state, _emptied(state) if state.attack and 0 in hands else ()]
     s[HANDS] = list(hands)
     log: list[Event] = []
-    STEPS[type(action)](s, player, action, log)
+    step(s, player, action, log)
     del s[EMPTIED]
     s[HANDS] = tuple(s[HANDS])
     events = tuple(log)
@@ -542,7 +544,7 @@ def _end_bout(s: Position, log: Log) -> None:
         log.append(_new_tuple(BoutStarted, (attacker, new_defender, limit, "bout_started")))
 
 
-STEPS: dict[type, Callable[[Position, int, Any, Log], None]] = {
+STEPS: dict[type, Step] = {
     Attack: attack,
     Beat: beat,
     Take: take,

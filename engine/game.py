@@ -307,15 +307,15 @@ def _multi_leads(same_rank: int, limit: int) -> tuple[Attack, ...]:
 
 def apply(state: State, player: int, action: Action) -> State:
     """The state after ``player`` takes ``action``; ``IllegalActionError`` if not legal."""
-    legal = _LEGAL.get(type(action))
+    kind = _KINDS.get(type(action))
     if (
-        legal is None
+        kind is None
         or state.over
         or not 0 <= player < state.num_players
-        or not legal(state, player, action)
+        or not kind[0](state, player, action)
     ):
         raise IllegalActionError(_why_illegal(state, player, action, legal_actions(state, player)))
-    return core.advance(state, player, action)  # the one rules core
+    return core.advance(state, player, action, kind[1])  # the one rules core
 
 
 def is_legal(state: State, player: int, action: Action) -> bool:
@@ -396,6 +396,8 @@ _LEGAL: dict[type, Callable[[State, int, Any], bool]] = {
     Transfer: _transfer_legal,
     Swap: _swap_legal,
 }
+_KINDS = {kind: (legal, core.STEPS[kind]) for kind, legal in _LEGAL.items()}
+"""Each action type's legality check and step, found with one lookup."""
 
 
 def result(state: State) -> GameResult | None:

@@ -31,12 +31,13 @@ from ai.cycles import progress_action
 from ai.levels import NormalPlayer, _check
 from ai.memory import Memory
 from ai.policy import NORMAL, Style, decide, playout, to_action
-from ai.sim import Sim
 from ai.solver import Solver, SolverBudget, moves
+from engine import core
 from engine.actions import Action, Swap
 from engine.cards import Card
+from engine.core import Position
 from engine.view import PlayerView
-from engine.worlds import determinize, hidden_slots, unseen_cards
+from engine.worlds import hidden_slots, unseen_cards, world_position
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +127,7 @@ class HardPlayer:
 
     # --- exact endgame -------------------------------------------------------------
 
-    def _world(self, view: PlayerView, rng: random.Random) -> Sim:
+    def _world(self, view: PlayerView, rng: random.Random) -> Position:
         """One random world consistent with everything this player knows."""
         cards = list(unseen_cards(view))
         rng.shuffle(cards)
@@ -153,14 +154,14 @@ class HardPlayer:
             hands[p] = (*view.known_cards[p], *pick)
         assert len(cards) == stock_slots
         stock = (*cards, view.trump_card) if view.trump_card_in_stock else ()
-        return Sim.from_state(determinize(view, hands, tuple(stock)))
+        return world_position(view, hands, tuple(stock))
 
     def _solve_endgame(
         self, view: PlayerView, legal: list[Action], rng: random.Random, start: float
     ) -> Action | None:
         sim = self._world(view, rng)  # the only world: every card is known
         p = view.player
-        if sim.actor() != p:
+        if core.actor(sim) != p:
             return None
         solver = Solver(self.budget.endgame_nodes, start + self.budget.time_cap * 0.6)
         cands = moves(sim, p)
@@ -177,14 +178,14 @@ class HardPlayer:
         action = to_action(move)
         return action if action in legal else None
 
-    def _solve_world(self, world: Sim, me: int, legal: list[Action]) -> list[float] | None:
+    def _solve_world(self, world: Position, me: int, legal: list[Action]) -> list[float] | None:
         """Exact results of each action in one world, or None if it is too big."""
         solver = Solver(self.budget.late_nodes)
         out = []
         try:
             for action in legal:
-                sim = world.copy()
-                sim.apply(me, action)
+                sim = core.copy(world)
+                core.play(sim, me, action)
                 v = solver.value(sim)
                 out.append((v if me == 0 else -v) * 0.5 + 0.5)
         except SolverBudget:
@@ -232,8 +233,8 @@ class HardPlayer:
             if results is None:
                 results = []
                 for action in legal:
-                    sim = world.copy()
-                    sim.apply(me, action)
+                    sim = core.copy(world)
+                    core.play(sim, me, action)
                     durak = playout(sim, self.style, simple=simple)
                     self.last_playouts += 1
                     results.append(0.5 if durak is None else float(not side >> durak & 1))

@@ -1,16 +1,16 @@
 """Card-sense heuristics on bit masks, shared by the Normal player and Hard's playouts.
 
 Every function takes plain masks and numbers, so the same code decides for the
-Normal level (fed from a ``PlayerView``) and inside Hard's simulator (fed from a
-``Sim``). Card value: the rank, plus 13 for trumps (every trump outranks every plain
-card).
+Normal level (fed from a ``PlayerView``) and inside Hard's search (fed from a game
+position of ``engine.core``, the rules' one implementation). Card value: the rank,
+plus 13 for trumps (every trump outranks every plain card).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ai.sim import NONE, Sim
+from engine import core
 from engine.actions import ATTACK_ONE, Action, attack_of
 from engine.actions import BEAT as BEAT_ACTION
 from engine.actions import PASS as PASS_ACTION
@@ -18,6 +18,27 @@ from engine.actions import SWAP as SWAP_ACTION
 from engine.actions import TAKE as TAKE_ACTION
 from engine.actions import TRANSFER as TRANSFER_ACTION
 from engine.cards import BEATERS, CARD_RANK_MASK, CARDS, RANK_MASK, SUIT_MASK
+from engine.core import (
+    ATTACK,
+    BOUT,
+    DEFENDER,
+    DEFENSE,
+    DISCARD,
+    DURAK,
+    HANDS,
+    LIMIT,
+    LOWEST_TRUMP,
+    NUM_PLAYERS,
+    OUT,
+    OVER,
+    RANKS,
+    RULES,
+    STOCK,
+    TAKING,
+    TRUMP,
+    TRUMP_CARD,
+    Position,
+)
 
 # VALUE[trump][card]
 VALUE: tuple[tuple[int, ...], ...] = tuple(
@@ -211,36 +232,51 @@ SWAP, LEAD, LEAD_MULTI, BEAT, TAKE, PASS, THROW, TRANSFER = range(8)
 Move = tuple[int, int, int]
 
 
-def decide(sim: Sim, p: int, style: Style = NORMAL) -> Move:
-    """The heuristic move of ``p`` (the acting player) in ``sim``."""
-    trump = sim.trump
-    hand = sim.hands[p]
-    stock_left = len(sim.stock) - sim.sp
-    if stock_left and sim.swap_ok and hand >> sim.low & 1 and sim.trump_card != sim.low:
-        return (SWAP, sim.low, -1)
-    if not sim.attack:
-        cards = lead_cards(hand, trump, sim.limit, sim.multi, stock_left, style)
+def _swap_move(s: Position, hand: int) -> Move | None:
+    """The trump swap, when the hand allows it (every level makes it at once)."""
+    rules = s[RULES]
+    if s[STOCK] and rules.trump_swap:
+        low = LOWEST_TRUMP[rules.deck_size][s[TRUMP]]
+        if hand >> low & 1 and s[TRUMP_CARD] != low:
+            return (SWAP, low, -1)
+    return None
+
+
+def decide(s: Position, p: int, style: Style = NORMAL) -> Move:
+    """The heuristic move of ``p`` (the acting player) in position ``s``."""
+    trump = s[TRUMP]
+    hand = s[HANDS][p]
+    stock_left = len(s[STOCK])
+    rules = s[RULES]
+    if stock_left and rules.trump_swap:  # _swap_move, inlined: a playout's every step
+        low = LOWEST_TRUMP[rules.deck_size][trump]
+        if hand >> low & 1 and s[TRUMP_CARD] != low:
+            return (SWAP, low, -1)
+    attack = s[ATTACK]
+    if not attack:
+        cards = lead_cards(hand, trump, s[LIMIT], rules.multi_card_lead, stock_left, style)
         if len(cards) == 1:
             return (LEAD, cards[0], -1)
         mask = 0
         for c in cards:
             mask |= 1 << c
         return (LEAD_MULTI, mask, -1)
-    if p == sim.defender and not sim.taking and NONE in sim.defense:
-        unbeaten = [a for a, d in zip(sim.attack, sim.defense, strict=True) if d == NONE]
+    defense = s[DEFENSE]
+    if p == s[DEFENDER] and not s[TAKING] and None in defense:
+        unbeaten = [a for a, d in zip(attack, defense, strict=True) if d is None]
         plan = defence_plan(hand, unbeaten, trump)
-        if style.transfer and sim.transfer_ok:
-            same = hand & CARD_RANK_MASK[sim.attack[0]]
+        if style.transfer and rules.transfer:
+            same = hand & CARD_RANK_MASK[attack[0]]
             if same and (plan is None or any(c // 13 == trump for _, c in plan)):
                 plain = same & ~SUIT_MASK[trump]
                 pick = plain or (same if plan is None else 0)
-                if pick and sim.transfer_target() >= 0:
+                if pick and core.transfer_target(s) is not None:
                     return (TRANSFER, (pick & -pick).bit_length() - 1, -1)
         if plan is None or too_costly(plan, trump, stock_left, style):
             return (TAKE, -1, -1)
         a, c = plan[0]
         return (BEAT, a, c)
-    c = throw_in_card(hand, sim.ranks, trump, stock_left, style, 0, sim.taking)
+    c = throw_in_card(hand, s[RANKS], trump, stock_left, style, 0, s[TAKING])
     return (PASS, -1, -1) if c < 0 else (THROW, c, -1)
 
 
@@ -266,40 +302,37 @@ def simplest_move(hand: int, trump: int, unbeaten: list[int] | None, ranks: int)
     return (THROW, c, -1) if c >= 0 and c % 13 + 2 <= SIMPLE_THROW_MAX_RANK else (PASS, -1, -1)
 
 
-def simple_decide(sim: Sim, p: int) -> Move:
-    """``simplest_move`` in the simulator, after the swap every level makes."""
-    hand = sim.hands[p]
-    if sim.stock_left and sim.swap_ok and hand >> sim.low & 1 and sim.trump_card != sim.low:
-        return (SWAP, sim.low, -1)
-    if not sim.attack:
-        return simplest_move(hand, sim.trump, None, 0)
+def simple_decide(s: Position, p: int) -> Move:
+    """``simplest_move`` in a search position, after the swap every level makes."""
+    hand = s[HANDS][p]
+    if s[STOCK] and (swap := _swap_move(s, hand)) is not None:
+        return swap
+    trump = s[TRUMP]
+    if not s[ATTACK]:
+        return simplest_move(hand, trump, None, 0)
     unbeaten: list[int] = []
-    if p == sim.defender and not sim.taking:
-        unbeaten = [a for a, d in zip(sim.attack, sim.defense, strict=True) if d == NONE]
-    return simplest_move(hand, sim.trump, unbeaten, sim.ranks)
+    if p == s[DEFENDER] and not s[TAKING]:
+        unbeaten = [a for a, d in zip(s[ATTACK], s[DEFENSE], strict=True) if d is None]
+    return simplest_move(hand, trump, unbeaten, s[RANKS])
 
 
-def do(sim: Sim, p: int, move: Move) -> None:
+def do(s: Position, p: int, move: Move) -> None:
+    """Play ``move`` for ``p`` on ``s`` (the rules core's steps, without events)."""
     kind, a, b = move
     if kind in (THROW, LEAD):
-        sim.do_attack1(p, a)
+        core.attack(s, p, ATTACK_ONE[a], None)
     elif kind == BEAT:
-        sim.do_beat(p, a, b)
+        core.beat(s, p, BEAT_ACTION[a][b], None)
     elif kind == PASS:
-        sim.do_pass(p)
+        core.pass_(s, p, PASS_ACTION, None)
     elif kind == TAKE:
-        sim.do_take(p)
+        core.take(s, p, TAKE_ACTION, None)
     elif kind == LEAD_MULTI:
-        cards: list[int] = []
-        while a:
-            low = a & -a
-            cards.append(low.bit_length() - 1)
-            a ^= low
-        sim.do_attack(p, cards)
+        core.attack(s, p, to_action(move), None)  # type: ignore[arg-type]  # an Attack
     elif kind == TRANSFER:
-        sim.do_transfer(p, a)
+        core.transfer(s, p, TRANSFER_ACTION[a], None)
     else:
-        sim.do_swap(p)
+        core.swap(s, p, SWAP_ACTION[a], None)
 
 
 def to_action(move: Move) -> Action:
@@ -325,14 +358,14 @@ def to_action(move: Move) -> Action:
     return SWAP_ACTION[a]
 
 
-def progress_move(sim: Sim, p: int) -> Move:
+def progress_move(s: Position, p: int) -> Move:
     """Progress mode (see ``ai.cycles``) in a playout: lead the lowest card that is not
     the top of its suit in play, never throw in, beat whenever the table can be
     covered, never transfer."""
-    trump = sim.trump
-    hand = sim.hands[p]
-    if not sim.attack:
-        gone = sim.discard | hand
+    trump = s[TRUMP]
+    hand = s[HANDS][p]
+    if not s[ATTACK]:
+        gone = s[DISCARD] | hand
         elsewhere = ~gone & ((1 << 52) - 1)
         best = -1
         m = hand
@@ -345,8 +378,8 @@ def progress_move(sim: Sim, p: int) -> Move:
             if best < 0 or VALUE[trump][c] < VALUE[trump][best]:
                 best = c
         return (LEAD, best if best >= 0 else lowest(hand, trump), -1)
-    if p == sim.defender and not sim.taking and NONE in sim.defense:
-        unbeaten = [a for a, d in zip(sim.attack, sim.defense, strict=True) if d == NONE]
+    if p == s[DEFENDER] and not s[TAKING] and None in s[DEFENSE]:
+        unbeaten = [a for a, d in zip(s[ATTACK], s[DEFENSE], strict=True) if d is None]
         plan = defence_plan(hand, unbeaten, trump) or full_defence(hand, unbeaten, trump)
         if plan:
             a, c = plan[0]
@@ -355,13 +388,15 @@ def progress_move(sim: Sim, p: int) -> Move:
     return (PASS, -1, -1)
 
 
-def play_step(sim: Sim, p: int, style: Style = NORMAL) -> None:
-    """Make ``p`` (the acting player) play one heuristic move in ``sim``."""
-    do(sim, p, decide(sim, p, style))
+def play_step(s: Position, p: int, style: Style = NORMAL) -> None:
+    """Make ``p`` (the acting player) play one heuristic move in ``s``."""
+    do(s, p, decide(s, p, style))
 
 
-def playout(sim: Sim, style: Style = NORMAL, max_steps: int = 1500, simple: int = 0) -> int | None:
-    """Play ``sim`` to the end with the heuristic; the durak (None for a draw).
+def playout(
+    s: Position, style: Style = NORMAL, max_steps: int = 1500, simple: int = 0
+) -> int | None:
+    """Play position ``s`` to the end with the heuristic; the durak (None for a draw).
 
     The players in the ``simple`` bit mask play ``simple_decide`` instead.
 
@@ -369,27 +404,29 @@ def playout(sim: Sim, style: Style = NORMAL, max_steps: int = 1500, simple: int 
     run of ``2 * n + 2`` bouts ended by a pick-up with no discard, draw or player out
     in between, so it cannot cycle. ``max_steps`` stays as a plain safety bound: past
     it the player holding the most cards is taken for the durak."""
-    limit = 2 * sim.n + 2
+    limit = 2 * s[NUM_PLAYERS] + 2
     taken = 0
-    bout = sim.bout
-    key = (sim.discard, sim.sp, sim.out_mask)
+    bout = s[BOUT]
+    key = (s[DISCARD], len(s[STOCK]), s[OUT])
+    actor = core.actor
     for _ in range(max_steps):
-        if sim.over:
-            return sim.durak
-        p = sim.actor()
+        if s[OVER]:
+            return s[DURAK]  # type: ignore[no-any-return]
+        p = actor(s)
         if taken >= limit:
-            move = progress_move(sim, p)
+            move = progress_move(s, p)
         elif simple >> p & 1:
-            move = simple_decide(sim, p)
+            move = simple_decide(s, p)
         else:
-            move = decide(sim, p, style)
-        do(sim, p, move)
-        if sim.bout != bout:
-            bout = sim.bout
-            now = (sim.discard, sim.sp, sim.out_mask)
+            move = decide(s, p, style)
+        do(s, p, move)
+        if s[BOUT] != bout:
+            bout = s[BOUT]
+            now = (s[DISCARD], len(s[STOCK]), s[OUT])
             taken = 0 if now != key else taken + 1
             key = now
-    if sim.over:
-        return sim.durak
-    sizes = [(h.bit_count(), -p) for p, h in enumerate(sim.hands) if not sim.out_mask >> p & 1]
+    if s[OVER]:
+        return s[DURAK]  # type: ignore[no-any-return]
+    out = s[OUT]
+    sizes = [(h.bit_count(), -p) for p, h in enumerate(s[HANDS]) if p not in out]
     return -max(sizes)[1]

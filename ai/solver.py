@@ -1,4 +1,5 @@
-"""Exact two-player solver: alpha-beta over ``Sim`` with a transposition table.
+"""Exact two-player solver: alpha-beta over ``engine.core`` positions with a
+transposition table.
 
 Once the stock is empty in a two-player game every card is known (the opponent holds
 exactly the cards the player cannot see), so the rest of the game is a perfect
@@ -38,8 +39,27 @@ from ai.policy import (
     decide,
     do,
 )
-from ai.sim import NONE, Sim
+from engine import core
 from engine.cards import BEATERS, CARD_RANK_MASK, RANK_MASK
+from engine.core import (
+    ATTACK,
+    ATTACKER,
+    BOUT,
+    DEFENDER,
+    DEFENSE,
+    DURAK,
+    HANDS,
+    LIMIT,
+    OVER,
+    PASSED,
+    RANKS,
+    RULES,
+    STOCK,
+    TAKING,
+    TRUMP,
+    TRUMP_CARD,
+    Position,
+)
 
 MAX_DEPTH = 240
 """Plies on one search path; the longest cycle-free two-player endgames seen are
@@ -59,44 +79,47 @@ def _bits(mask: int) -> list[int]:
     return out
 
 
-def moves(sim: Sim, p: int) -> list[Move]:
+def moves(s: Position, p: int) -> list[Move]:
     """Every move of the acting player ``p`` (the engine's legal actions, swap included)."""
-    hand = sim.hands[p]
+    hand = s[HANDS][p]
     out: list[Move] = []
-    trump = sim.trump
-    if not sim.attack:
+    trump = s[TRUMP]
+    attack, defense = s[ATTACK], s[DEFENSE]
+    if not attack:
         cards = _bits(hand)
         cards.sort(key=lambda c: VALUE[trump][c])
         out.extend((LEAD, c, -1) for c in cards)
-        if sim.multi and sim.limit >= 2:
+        limit = s[LIMIT]
+        if s[RULES].multi_card_lead and limit >= 2:
             for rank in range(2, 15):
                 same = _bits(hand & RANK_MASK[rank])
-                for size in range(2, min(len(same), sim.limit) + 1):
+                for size in range(2, min(len(same), limit) + 1):
                     for combo in combinations(same, size):
                         mask = 0
                         for c in combo:
                             mask |= 1 << c
                         out.append((LEAD_MULTI, mask, -1))
-    elif p == sim.defender and not sim.taking and NONE in sim.defense:
+    elif p == s[DEFENDER] and not s[TAKING] and None in defense:
         beaters = BEATERS[trump]
-        for a, d in zip(sim.attack, sim.defense, strict=True):
-            if d == NONE:
+        for a, d in zip(attack, defense, strict=True):
+            if d is None:
                 out.extend((BEAT, a, c) for c in _bits(hand & beaters[a]))
         out.append((TAKE, -1, -1))
-        if sim.transfer_target() >= 0:
-            out.extend((TRANSFER, c, -1) for c in _bits(hand & CARD_RANK_MASK[sim.attack[0]]))
+        if core.transfer_target(s) is not None:
+            out.extend((TRANSFER, c, -1) for c in _bits(hand & CARD_RANK_MASK[attack[0]]))
     else:
-        out.extend((THROW, c, -1) for c in _bits(hand & sim.ranks))
+        out.extend((THROW, c, -1) for c in _bits(hand & s[RANKS]))
         out.append((PASS, -1, -1))
-    if sim.can_swap(p):
-        out.append((SWAP, sim.low, -1))
+    if core.can_swap(s, p):
+        out.append((SWAP, core.lowest_trump(s), -1))
     return out
 
 
-def _outcome(sim: Sim) -> int:
-    if sim.durak is None:
+def _outcome(s: Position) -> int:
+    durak = s[DURAK]
+    if durak is None:
         return 0
-    return 1 if sim.durak == 1 else -1
+    return 1 if durak == 1 else -1
 
 
 class Solver:
@@ -114,38 +137,39 @@ class Solver:
         self.repeats = 0
         """Repetitions met so far; a node whose subtree met one is not stored."""
 
-    def value(self, sim: Sim) -> int:
-        """The exact value (for player 0) of ``sim``; ``SolverBudget`` if too big."""
-        return self._search(sim, -1, 1)
+    def value(self, s: Position) -> int:
+        """The exact value (for player 0) of ``s``; ``SolverBudget`` if too big."""
+        return self._search(s, -1, 1)
 
-    def best_moves(self, sim: Sim, candidates: list[Move]) -> list[tuple[Move, int]]:
+    def best_moves(self, s: Position, candidates: list[Move]) -> list[tuple[Move, int]]:
         """Exact values (for the acting player) of each candidate move."""
-        p = sim.actor()
+        p = core.actor(s)
         sign = 1 if p == 0 else -1
         out = []
         for m in candidates:
-            child = sim.copy()
+            child = core.copy(s)
             do(child, p, m)
             out.append((m, sign * self._search(child, -1, 1)))
         return out
 
-    def _key(self, s: Sim) -> tuple[object, ...]:
+    def _key(self, s: Position) -> tuple[object, ...]:
+        hands = s[HANDS]
         return (
-            s.hands[0],
-            s.hands[1],
-            tuple(s.attack),
-            tuple(s.defense),
-            s.attacker,
-            s.taking,
-            s.passed,
-            s.limit,
-            s.sp,
-            s.trump_card,
-            s.bout == 0,
+            hands[0],
+            hands[1],
+            s[ATTACK],
+            s[DEFENSE],
+            s[ATTACKER],
+            s[TAKING],
+            s[PASSED],
+            s[LIMIT],
+            len(s[STOCK]),
+            s[TRUMP_CARD],
+            s[BOUT] == 0,
         )
 
-    def _search(self, sim: Sim, alpha: int, beta: int) -> int:
-        if sim.over:
+    def _search(self, sim: Position, alpha: int, beta: int) -> int:
+        if sim[OVER]:
             return _outcome(sim)
         self.nodes += 1
         if self.nodes > self.max_nodes or self.depth >= MAX_DEPTH:
@@ -164,7 +188,7 @@ class Solver:
             self.path.discard(key)
             self.depth -= 1
 
-    def _expand(self, sim: Sim, key: tuple[object, ...], alpha: int, beta: int) -> int:
+    def _expand(self, sim: Position, key: tuple[object, ...], alpha: int, beta: int) -> int:
         repeats = self.repeats
         entry = self.table.get(key)
         if entry is not None:
@@ -176,7 +200,7 @@ class Solver:
             alpha = max(alpha, lo)
             beta = min(beta, hi)
         a0, b0 = alpha, beta
-        p = sim.actor()
+        p = core.actor(sim)
         ms = moves(sim, p)
         first = decide(sim, p)
         if first in ms:
@@ -185,7 +209,7 @@ class Solver:
         if p == 0:
             best = -2
             for m in ms:
-                child = sim.copy()
+                child = core.copy(sim)
                 do(child, p, m)
                 v = self._search(child, alpha, beta)
                 if v > best:
@@ -197,7 +221,7 @@ class Solver:
         else:
             best = 2
             for m in ms:
-                child = sim.copy()
+                child = core.copy(sim)
                 do(child, p, m)
                 v = self._search(child, alpha, beta)
                 if v < best:

@@ -1,5 +1,6 @@
 """Hypothetical full states built from one player's view: the only bridge from a
-``PlayerView`` to a ``State`` for computer players that search.
+``PlayerView`` to a ``State`` (or an ``engine.core`` position) for computer players
+that search.
 
 A computer player sees only its ``PlayerView``. To search it guesses the cards it
 cannot see ("determinization") and asks :func:`determinize` for a full state. That
@@ -11,6 +12,7 @@ not at the bottom of the stock, or a card that is public, duplicated or absent.
 from __future__ import annotations
 
 from engine.cards import CARD_RANK_MASK, Card, deck_cards, mask_of
+from engine.core import Position, thaw
 from engine.errors import DurakError
 from engine.state import State
 from engine.view import PlayerView
@@ -143,4 +145,21 @@ def determinize(
     )
 
 
-__all__ = ["WorldError", "determinize", "hidden_slots", "public_mask", "unseen_cards"]
+def world_position(
+    view: PlayerView,
+    hidden_hands: dict[int, tuple[Card, ...]],
+    stock: tuple[Card, ...],
+) -> Position:
+    """``determinize``'s world as a position of ``engine.core`` to search on (the
+    search's one way to a hypothetical full game)."""
+    return thaw(determinize(view, hidden_hands, stock))
+
+
+__all__ = [
+    "WorldError",
+    "determinize",
+    "hidden_slots",
+    "public_mask",
+    "unseen_cards",
+    "world_position",
+]

@@ -11,9 +11,9 @@ import ai
 from ai import Budget, player
 from ai.cycles import progress_action, streak, streak_limit
 from ai.policy import playout
-from ai.sim import Sim
 from engine import PRESETS, Rules, apply, new_game, view, waiting_for
 from engine.actions import PASS, TAKE, Attack, Beat
+from engine.core import OVER, thaw
 
 TINY = Budget(playouts=40, min_worlds=2, max_worlds=4, endgame_nodes=3000, late_nodes=300)
 
@@ -113,8 +113,8 @@ def test_streak_counts_taken_bouts_since_progress() -> None:
 
 
 def test_hard_playouts_end_by_progress_mode() -> None:
-    """Hard's playouts (the shared heuristic on ``Sim``) end on their own, long before
-    their safety bound, from every position of formerly cycling games."""
+    """Hard's playouts (the shared heuristic on ``engine.core`` positions) end on their
+    own, long before their safety bound, from every position of formerly cycling games."""
     for preset, levels, seed in CYCLED:
         rules = Rules.preset(preset)
         for start in range(0, 200, 7):
@@ -127,6 +127,6 @@ def test_hard_playouts_end_by_progress_mode() -> None:
                 state = apply(state, p, players[p].choose(view(state, p)))
             if state.over:
                 break
-            sim = Sim.from_state(state)
-            playout(sim, max_steps=10**5)
-            assert sim.over
+            position = thaw(state)
+            playout(position, max_steps=10**5)
+            assert position[OVER]

@@ -10,9 +10,9 @@ from ai import player
 from ai.cycles import progress_action
 from ai.memory import Memory
 from ai.policy import simple_decide, to_action
-from ai.sim import Sim
 from engine import Rules, apply, new_game, view, waiting_for
 from engine.cards import mask_of
+from engine.core import actor, thaw
 
 
 def _games(levels_of: list[str], presets: list[str], count: int) -> list[tuple[Rules, list[str]]]:
@@ -47,10 +47,10 @@ def test_simple_decide_plays_like_easy_and_memory_reads_it(game: int) -> None:
                 assert (hidden & mask).bit_count() <= drawn
         action = players[p].choose(v)
         if levels[p] == "easy":
-            sim = Sim.from_state(state)
+            position = thaw(state)
             # The same move, except in the anti-cycling progress mode (ai.cycles).
-            if sim.actor() == p and progress_action(v) is None:
-                assert to_action(simple_decide(sim, p)) == action
+            if actor(position) == p and progress_action(v) is None:
+                assert to_action(simple_decide(position, p)) == action
         state = apply(state, p, action)
         steps += 1
 

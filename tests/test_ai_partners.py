@@ -10,9 +10,9 @@ import pytest
 
 from ai import Budget, HardPlayer, player
 from ai.arena import Match, Tally, play_game
-from ai.sim import Sim
 from engine import FirstBoutLimit, Rules, apply, new_game, view, waiting_for
 from engine.actions import PASS
+from engine.core import ATTACK, PASSED, Position
 
 TINY = Budget(playouts=30, min_worlds=2, max_worlds=3, endgame_nodes=2000, late_nodes=200)
 
@@ -133,8 +133,8 @@ def test_hard_counts_a_partner_durak_as_a_loss(monkeypatch: pytest.MonkeyPatch) 
     assert found is not None
     me = found.player
 
-    def fake_playout(sim: Sim, *args: object, **kwargs: object) -> int:
-        passed = sim.passed >> me & 1 or not sim.attack  # the pass may end the bout
+    def fake_playout(position: Position, *args: object, **kwargs: object) -> int:
+        passed = position[PASSED] >> me & 1 or not position[ATTACK]  # the pass may end the bout
         return (me + 1) % 4 if passed else (me + 2) % 4
 
     monkeypatch.setattr("ai.hard.playout", fake_playout)

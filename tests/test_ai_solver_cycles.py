@@ -9,9 +9,9 @@ import random
 import pytest
 
 from ai import HardPlayer, player
-from ai.sim import Sim
 from ai.solver import MAX_DEPTH, Solver, SolverBudget
 from engine import Rules, State, apply, new_game, view, waiting_for
+from engine.core import thaw
 
 
 def _transfer_endgame(seed: int) -> State:
@@ -32,7 +32,7 @@ def test_a_long_transfer_chain_is_solved_without_recursion_error() -> None:
     same cards travel back and forth by transfers and pick-ups with no discard."""
     state = _transfer_endgame(60)
     solver = Solver(200_000)
-    value = solver.value(Sim.from_state(state))
+    value = solver.value(thaw(state))
     assert value in (-1, 0, 1)
     assert solver.repeats > 0  # the position really cycles
     assert not solver.path and solver.depth == 0  # the path unwinds completely
@@ -43,7 +43,7 @@ def test_the_depth_cap_gives_up_cleanly() -> None:
     solver = Solver(10**7)
     solver.depth = MAX_DEPTH - 3  # as if called from deep inside a search
     with pytest.raises(SolverBudget):
-        solver.value(Sim.from_state(state))
+        solver.value(thaw(state))
 
 
 def test_hard_decides_every_move_of_a_cycling_perevodnoy_endgame() -> None:

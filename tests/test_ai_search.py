@@ -1,4 +1,5 @@
-"""The search simulator and the endgame solver against the engine."""
+"""Hard's search on the rules core: positions played without events, the heuristic's
+and the solver's moves, and the endgame solver, all against the public engine."""
 
 from __future__ import annotations
 
@@ -7,45 +8,28 @@ import random
 import pytest
 
 from ai.policy import decide, to_action
-from ai.sim import NONE, Sim
 from ai.solver import Solver, moves
-from engine import PRESETS, Rules, apply, legal_actions, new_game, result, waiting_for
+from engine import PRESETS, Rules, apply, core, legal_actions, new_game, waiting_for
 from engine.actions import Swap
 from engine.state import State
 
+# The fields a search keeps up to date; the public record (known cards, step, events,
+# history) is the public API's: a search plays without it.
+PUBLIC_RECORD = ("known", "step", "events", "history")
+SEARCH_FIELDS = [i for i, name in enumerate(State._fields) if name not in PUBLIC_RECORD]
 
-def _same(sim: Sim, state: State) -> None:
-    assert sim.hands == list(state.hands)
-    assert sim.discard == state.discard
-    assert sim.stock[sim.sp :] == [int(c) for c in state.stock]
-    assert sim.trump_card == state.trump_card
-    assert sim.attack == [int(c) for c in state.attack]
-    assert sim.defense == [NONE if c is None else int(c) for c in state.defense]
-    assert sim.out == list(state.out)
-    assert (sim.over, sim.durak) == (state.over, state.durak)
-    final = result(state)
-    if final is not None:
-        assert [p for p in range(state.num_players) if sim.is_loser(p)] == list(final.losers)
-    if state.attack:
-        assert Sim.from_state(state).emptied == sim.emptied
-    if not state.over:
-        assert (sim.attacker, sim.defender, sim.leader, sim.limit) == (
-            state.attacker,
-            state.defender,
-            state.leader,
-            state.limit,
-        )
-        assert (sim.passed, sim.taking, sim.ranks, sim.bout) == (
-            state.passed,
-            state.taking,
-            state.ranks,
-            state.bout,
-        )
-        assert sim.waiting() == list(waiting_for(state))
+
+def _same(position: core.Position, state: State) -> None:
+    for i in SEARCH_FIELDS:
+        expected = list(state.hands) if i == core.HANDS else state[i]
+        assert position[i] == expected, State._fields[i]
+    assert position[core.EMPTIED] == core.thaw(state)[core.EMPTIED]
+    assert core.waiting(position) == waiting_for(state)
+    assert core.actor(position) == (waiting_for(state) or (-1,))[0]
 
 
 # Every preset, plus the options no preset covers.
-SIM_RULES = {
+SEARCH_RULES = {
     **{name: Rules.preset(name) for name in sorted(PRESETS)},
     "partners": Rules(partners=True, deck_size=52),
     "partners_transfer_neighbours": Rules(
@@ -60,14 +44,17 @@ def _player_counts(rules: Rules) -> list[int]:
     return [n for n in counts if n in (4, 6)] if rules.partners else list(counts)
 
 
-@pytest.mark.parametrize("name", sorted(SIM_RULES))
-def test_sim_follows_the_engine_on_random_games(name: str) -> None:
-    rules = SIM_RULES[name]
+@pytest.mark.parametrize("name", sorted(SEARCH_RULES))
+def test_a_search_position_follows_the_engine_on_random_games(name: str) -> None:
+    """One position thawed at the deal and played on without events (as a playout
+    does, copying it at each step as the search branches) stays equal to the engine's
+    states, which thaw, step with events and freeze at every action."""
+    rules = SEARCH_RULES[name]
     rng = random.Random(name)
     for n in _player_counts(rules):
         for _ in range(6 if not rules.partners else 12):
             state = new_game(rules, n, seed=rng.randrange(10**9), dealer=rng.randrange(n))
-            sim = Sim.from_state(state)
+            position = core.thaw(state)
             while not state.over:
                 waiting = waiting_for(state)
                 p = waiting[0] if rng.random() < 0.85 else rng.randrange(n)
@@ -76,25 +63,26 @@ def test_sim_follows_the_engine_on_random_games(name: str) -> None:
                     continue
                 action = rng.choice(actions)
                 if isinstance(action, Swap):
-                    assert sim.can_swap(p)
+                    assert core.can_swap(position, p)
                 state = apply(state, p, action)
-                sim.apply(p, action)
-                _same(sim, state)
+                position = core.copy(position)
+                core.play(position, p, action)
+                _same(position, state)
 
 
-@pytest.mark.parametrize("name", sorted(SIM_RULES))
+@pytest.mark.parametrize("name", sorted(SEARCH_RULES))
 def test_heuristic_and_solver_moves_are_the_engine_legal_actions(name: str) -> None:
-    rules = SIM_RULES[name]
+    rules = SEARCH_RULES[name]
     rng = random.Random(name + "moves")
     for n in _player_counts(rules):
         for _ in range(4):
             state = new_game(rules, n, seed=rng.randrange(10**9))
             while not state.over:
                 p = waiting_for(state)[0]
-                sim = Sim.from_state(state)
+                position = core.thaw(state)
                 legal = legal_actions(state, p)
-                assert {to_action(m) for m in moves(sim, p)} == set(legal)
-                action = to_action(decide(sim, p))
+                assert {to_action(m) for m in moves(position, p)} == set(legal)
+                action = to_action(decide(position, p))
                 assert action in legal
                 state = apply(state, p, action if rng.random() < 0.7 else rng.choice(legal))
 
@@ -121,9 +109,9 @@ def test_endgame_solver_agrees_with_brute_force(preset: str) -> None:
                 break
             p = waiting_for(state)[0]
             legal = legal_actions(state, p)
-            heuristic = to_action(decide(Sim.from_state(state), p))
+            heuristic = to_action(decide(core.thaw(state), p))
             state = apply(state, p, heuristic if rng.random() < 0.7 else rng.choice(legal))
         if state.over:
             continue
-        assert Solver(10**6).value(Sim.from_state(state)) == _brute(state)
+        assert Solver(10**6).value(core.thaw(state)) == _brute(state)
         checked += 1

@@ -8,7 +8,6 @@ two taps at the same moment, or two processes, never lose or duplicate a move.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import logging
@@ -321,16 +320,14 @@ class Storage:
         return pipe if self._slots is None else self.redis
 
     async def _read_each(self, keys: tuple[str, ...], read: Callable[[Any, str], Any]) -> list[Any]:
-        """``read(client, key)`` for every key (the shards of an index) in one round trip.
-
-        On one Redis that is a pipeline without MULTI; on a cluster the shards live on
-        different masters, so the reads go out at once and are awaited together."""
-        if self._slots is None:
-            async with self.redis.pipeline(transaction=False) as pipe:
-                for key in keys:
-                    read(pipe, key)
-                return list(await pipe.execute())
-        return list(await asyncio.gather(*(read(self.redis, key) for key in keys)))
+        """``read(client, key)`` for every key (the shards of an index) in one pipeline
+        without MULTI: one round trip on one Redis, one per master on a cluster (its
+        pipeline groups the commands by node and sends them at once; no transaction, so
+        none of redis-py's helper threads, see ``bot.slot_clients``)."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for key in keys:
+                read(pipe, key)
+            return list(await pipe.execute())
 
     # --- tables -------------------------------------------------------------------
 

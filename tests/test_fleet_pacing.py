@@ -389,8 +389,9 @@ async def test_three_workers_keep_telegrams_limits_together(
             )
             paced = sum([await pacing_calls(w) for w in workers])
             # Every send was paced fleet-wide, in one call that books it; a send to a chat
-            # another worker has just used is read again and asks again later.
-            assert sends <= paced <= 2 * sends
+            # another worker has just used is read again and asks again later (once per
+            # such worker: with three workers at most three calls for one send).
+            assert sends <= paced <= 3 * sends
             print(f"sends {sends}, pacing calls {paced} ({paced / sends:.2f} per send)")
     finally:
         await stop_workers(workers)

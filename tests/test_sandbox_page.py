@@ -353,7 +353,13 @@ async def test_no_button_label_overflows_on_a_390_px_phone(
         )
         await table.wait_for()
         ARTIFACTS.mkdir(exist_ok=True)
-        await table.scroll_into_view_if_needed()
+        # In one step in the page: the computer keeps playing, and the message an element
+        # handle points to may be replaced between finding and scrolling it.
+        await page.evaluate(
+            """(label) => [...document.querySelectorAll('#messages-group .msg[data-from=bot]')]
+                .filter(m => m.textContent.includes(label)).pop()?.scrollIntoView()""",
+            en("table.my_cards"),
+        )
         assert await page.evaluate(OVERFLOWING_BUTTONS) == []
         await page.screenshot(path=ARTIFACTS / "phone-390-table.png")
 

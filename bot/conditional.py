@@ -21,7 +21,7 @@ from bot import metrics
 
 log = logging.getLogger(__name__)
 
-MAX_RETRIES = 20
+MAX_RETRIES = 50
 
 # ARGV: member, the score it must still have, the new score.
 MOVE_IF = """
@@ -48,7 +48,7 @@ return 1
 """
 
 # ARGV: pairs of (field, highest revision it may ask for; '' for any). Returns the
-# names of the fields left.
+# fields left, as HGETALL does.
 SETTLE = """
 for i = 1, #ARGV, 2 do
   local asked = redis.call('HGET', KEYS[1], ARGV[i])
@@ -56,7 +56,7 @@ for i = 1, #ARGV, 2 do
     redis.call('HDEL', KEYS[1], ARGV[i])
   end
 end
-return redis.call('HKEYS', KEYS[1])
+return redis.call('HGETALL', KEYS[1])
 """
 
 # ARGV: field, the prefix that means "already set for this step", the value, the TTL.
@@ -71,7 +71,8 @@ return 1
 Transaction = Callable[[str], AbstractAsyncContextManager[Pipeline]]
 
 
-def _text(value: Any) -> str:
+def as_text(value: Any) -> str:
+    """A Redis reply as text (bytes unless the client decodes them)."""
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
@@ -144,19 +145,20 @@ class ConditionalWrites:
             except WatchError:
                 return False  # another worker changed it first
 
-    async def settle(self, key: str, fields: dict[str, int | None]) -> list[str]:
+    async def settle(self, key: str, fields: dict[str, int | None]) -> dict[str, str]:
         """Delete the hash ``fields`` whose value is at most the given bound (None: any
-        value); returns the names of the fields left."""
+        value); returns the fields left."""
         if self.scripted:
             args = [part for name, bound in fields.items() for part in (name, _bound(bound))]
             left = await self._run(self._settle, key, *args)
             if left is not None:
-                return [_text(name) for name in left]
+                pairs = [as_text(part) for part in left]
+                return dict(zip(pairs[::2], pairs[1::2], strict=True))
         for _ in range(MAX_RETRIES):
             async with self._transaction(key) as pipe:
                 try:
                     await pipe.watch(key)
-                    current = {_text(k): _text(v) for k, v in (await pipe.hgetall(key)).items()}
+                    current = {as_text(k): as_text(v) for k, v in (await pipe.hgetall(key)).items()}
                     stale = [
                         name
                         for name, bound in fields.items()
@@ -168,7 +170,7 @@ class ConditionalWrites:
                         await pipe.execute()
                     else:
                         await pipe.unwatch()  # type: ignore[no-untyped-call]
-                    return [name for name in current if name not in stale]
+                    return {k: v for k, v in current.items() if k not in stale}
                 except WatchError:
                     metrics.storage_conflict()
         raise WatchError(f"{key} kept changing")
@@ -182,7 +184,7 @@ class ConditionalWrites:
         ):
             return
         current = await self._redis.hget(key, name)
-        if current is not None and _text(current).startswith(prefix):
+        if current is not None and as_text(current).startswith(prefix):
             return
         async with self._redis.pipeline(transaction=False) as pipe:
             pipe.hset(key, name, value)

@@ -24,14 +24,13 @@ from redis.exceptions import WatchError
 
 from bot import metrics
 from bot.bounded import BoundedDict
-from bot.conditional import ConditionalWrites
+from bot.conditional import MAX_RETRIES, ConditionalWrites, as_text
 from bot.records import ChatSettings, StatLine, Table, UserRecord
 from bot.schema import UnreadableRecord, current_json
 from bot.slot_clients import NODE_LOST, TOPOLOGY_CHANGED, SlotClients
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-MAX_RETRIES = 50
 LANGUAGE_CACHE_SECONDS = 10.0
 SHARED_TABLES_KEPT = 2_000
 LANGUAGES_KEPT = 20_000
@@ -195,10 +194,6 @@ class Owed:
     note_ids: list[str] = field(default_factory=list)
 
 
-OWING_KINDS = ("owe", "new", "note", "del")
-"""Owed-output fields that ask for something (``rev`` only numbers the moves)."""
-
-
 @dataclass(frozen=True)
 class OwedOutput:
     """What a chat still owes the screen, read back from ``output_key``."""
@@ -213,7 +208,7 @@ class OwedOutput:
     """(chat, message) of messages replaced by a new one and not yet deleted."""
 
     @property
-    def complete(self) -> bool:  # keep in step with OWING_KINDS
+    def complete(self) -> bool:
         return not (self.targets or self.notify or self.notes or self.deletes)
 
 
@@ -351,38 +346,29 @@ class Storage:
             pipe.hgetall(output_key(chat_id))
             pipe.get(table_key(chat_id))
             owed_raw, raw = await pipe.execute()
-        owed = _owed_of(owed_raw)
-        if raw is None:  # none, or the group became a supergroup: the careful way
-            return owed, await self.load_table(chat_id)
-        table, problem = self._read_shared(chat_id, raw)
-        if problem is None:
-            return owed, table
-        await self._quarantine(chat_id, raw, problem)
-        return owed, None
+        return _owed_of(owed_raw), await self._shared_table(chat_id, raw)
 
     async def peek_table(self, chat_id: int) -> Table | None:
-        """Like ``load_table``, for readers that only look (see ``_read_shared``)."""
-        raw = await self.redis.get(table_key(chat_id))
-        if raw is None:
-            return await self.load_table(chat_id)
-        table, problem = self._read_shared(chat_id, raw)
-        if problem is None:
-            return table
-        await self._quarantine(chat_id, raw, problem)
-        return None
+        """Like ``load_table``, for readers that only look (see ``_shared_table``)."""
+        return await self._shared_table(chat_id, await self.redis.get(table_key(chat_id)))
 
-    def _read_shared(self, chat_id: int, raw: bytes | str) -> tuple[Table | None, str | None]:
-        """Every message of one move (the group, each hand, each Mini App viewer) reads
-        the same record, and parsing it is the costliest step of each: readers that
-        only look share one parsed copy, which they must not change. Writers always
-        parse their own (``update_table``)."""
+    async def _shared_table(self, chat_id: int, raw: bytes | str | None) -> Table | None:
+        """The table stored as ``raw``. Every message of one move (the group, each hand,
+        each Mini App viewer) reads the same record, and parsing it is the costliest step
+        of each: readers that only look share one parsed copy, which they must not
+        change. Writers always parse their own (``update_table``)."""
+        if raw is None:  # none, or the group became a supergroup: the careful way
+            return await self.load_table(chat_id)
         known = self._shared.get(chat_id)
         if known is not None and known[0] == raw:
-            return known[1], None
+            return known[1]
         table, problem = _read_table(raw)
+        if problem is not None:
+            await self._quarantine(chat_id, raw, problem)
+            return None
         if table is not None:
             self._shared[chat_id] = (raw, table)
-        return table, problem
+        return table
 
     async def _quarantine(self, chat_id: int, raw: bytes | str | None, problem: str) -> None:
         """Move an unreadable table aside (only if it is still that record), log it, and
@@ -570,7 +556,7 @@ class Storage:
             left = await self._conditional.settle(output_key(chat_id), fields)
         except WatchError:
             raise StorageConflict(f"output of chat {chat_id} kept changing") from None
-        return not any(name.partition(":")[0] in OWING_KINDS for name in left)
+        return _owed_of(left).complete
 
     async def claim_send(self, chat_id: int, slot: str) -> bool:
         """True for one worker at a time: the one that may send ``slot``'s new message
@@ -624,7 +610,7 @@ class Storage:
         )
         for key, members in zip(keys, due, strict=True):
             for member in members:
-                name = _text(member)
+                name = as_text(member)
                 lease = now + self.output_lease
                 if not await self._lease(key, name, now, lease):
                     continue  # another sweeper was first
@@ -673,7 +659,7 @@ class Storage:
         looked = 0
         for shard in range(PENDING_SHARDS):
             for member in await self.redis.smembers(pending_index_key(shard)):
-                text = member.decode() if isinstance(member, bytes) else str(member)
+                text = as_text(member)
                 chat, _, game_id = text.partition(":")
                 await self.settle_game_stats(int(chat), game_id)
                 looked += 1
@@ -800,7 +786,7 @@ class Storage:
     async def hands_shown(self, chat_id: int) -> dict[int, HandShown]:
         shown = {}
         for user, value in (await self.redis.hgetall(shown_key(chat_id))).items():
-            text = value.decode() if isinstance(value, bytes) else str(value)
+            text = as_text(value)
             game_id, step, at = text.split(":")
             shown[int(user)] = HandShown(game_id, int(step), float(at))
         return shown
@@ -833,7 +819,7 @@ class Storage:
         )
         for key, members in zip(ALL_TIMER_KEYS, due, strict=True):
             for member in members:
-                name = member.decode() if isinstance(member, bytes) else str(member)
+                name = as_text(member)
                 lease = now + TIMER_LEASE
                 if await self._lease(key, name, now, lease):
                     chat_id = int(name)
@@ -926,10 +912,6 @@ class _OwedFields:
     """A move: counted in ``Storage._committing`` until its transaction is over."""
 
 
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
 def _note_of(raw: Any) -> dict[str, Any]:
     note = json.loads(raw)
     return note if isinstance(note, dict) else {}
@@ -938,7 +920,7 @@ def _note_of(raw: Any) -> dict[str, Any]:
 def _owed_of(raw: dict[Any, Any]) -> OwedOutput:
     rev, targets, notify, notes, deletes = 0, {}, {}, {}, []
     for key, value in raw.items():
-        name, text = _text(key), _text(value)
+        name, text = as_text(key), as_text(value)
         kind, _, rest = name.partition(":")
         if name == "rev":
             rev = int(text)
@@ -965,8 +947,8 @@ def _add_stats(pipe: Any, key: str, delta: StatDelta) -> None:
 def _stat_lines(raw: dict[Any, Any]) -> list[StatLine]:
     lines: dict[int, StatLine] = {}
     for key, value in raw.items():
-        k = key.decode() if isinstance(key, bytes) else str(key)
-        v = value.decode() if isinstance(value, bytes) else str(value)
+        k = as_text(key)
+        v = as_text(value)
         uid_text, _, name = k.partition(":")
         try:
             uid = int(uid_text)

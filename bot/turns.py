@@ -15,6 +15,7 @@ import math
 from bot import flow
 from bot.records import Table
 from bot.service import Games
+from engine import must_act
 
 log = logging.getLogger(__name__)
 
@@ -41,12 +42,13 @@ class TurnGate:
         deadline = table.turn_deadline
         if deadline is None or deadline > now or flow.ai_turn(table, now) is not None:
             return None
-        timeout = flow.table_timing(table, self.games.timing).turn_timeout
+        timing = flow.table_timing(table, self.games.timing)
+        timeout = timing.turn_timeout
         if now - (deadline - timeout) > self.max_wait_turns * timeout:
             log.warning("chat %s: hands still not shown; the timer goes on", table.chat_id)
             return None
         state = table.engine_state()
-        window = flow.wait_window(table, state, self.games.timing)
+        window = flow.wait_window(timing, must_act(state))
         shown = await self.games.storage.hands_shown(table.chat_id)
         later: float | None = None
         for seat in flow.waiting(state):

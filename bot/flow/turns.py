@@ -18,6 +18,7 @@ from engine import (
     Action,
     Attack,
     IllegalActionError,
+    MustAct,
     Pass,
     PlayerView,
     State,
@@ -214,10 +215,10 @@ def _advance(game: ChatGame, before: State, after: State, moment: Moment, effect
     schedule(game, after, moment)
 
 
-def wait_window(game: ChatGame, state: State, timing: Timing) -> float:
-    """How long a human is waited on at this step: a turn, or a throw-in window."""
-    table = table_timing(game, timing)
-    if must_act(state).kind == "throw_in":
+def wait_window(table: Timing, turn: MustAct) -> float:
+    """How long a human is waited on for ``turn``, at the table's timing
+    (``table_timing``): a whole turn, or a throw-in window."""
+    if turn.kind == "throw_in":
         return min(table.throw_in_window, table.turn_timeout)
     return table.turn_timeout
 
@@ -236,8 +237,8 @@ def schedule(game: ChatGame, state: State, moment: Moment) -> None:
         game.last_seen_step = state.step
         human = any(game.seats[s].human for s in seats)
         timing = table_timing(game, moment.timing)
-        window = wait_window(game, state, moment.timing)
         turn = must_act(state)
+        window = wait_window(timing, turn)
         game.turn_deadline = moment.now + window if human else None
         # A reminder only for a player's own turn, and only when the turn is long
         # enough that it comes well after the move was asked for.

@@ -66,6 +66,8 @@ def free_port() -> int:
 @dataclass
 class Results:
     latencies: list[float] = field(default_factory=list)
+    started: list[float] = field(default_factory=list)
+    """When each measured tap was made (monotonic), in the order of ``latencies``."""
     moves: int = 0
     stale: int = 0
     games_done: int = 0
@@ -159,6 +161,7 @@ async def play_pair(
             results.unanswered += 1
             continue
         results.latencies.append(time.monotonic() - started)
+        results.started.append(started)
         if answer.text:
             results.stale += 1
             results.toasts[answer.text] = results.toasts.get(answer.text, 0) + 1
@@ -391,7 +394,27 @@ async def play_and_report(
     )
     common = sorted(results.toasts.items(), key=lambda kv: -kv[1])[:3]
     print("most common toasts: " + "; ".join(f"{n} x {text!r}" for text, n in common))
-    print(f"tap -> answer: p50 {p50:.1f} ms, p99 {p99:.1f} ms")
+    print(f"tap -> answer: p50 {p50:.1f} ms, p99 {p99:.1f} ms ({len(lat)} taps)")
+    # Every table's first tap falls within the first think time: a wave no real bot sees
+    # (its tables start at different moments). Shown apart, and the steady state without it.
+    warm = start + args.warmup
+    for label, part in (
+        (
+            f"after the first {args.warmup:.0f} s",
+            [x for x, t in zip(results.latencies, results.started, strict=True) if t >= warm],
+        ),
+        (
+            f"in the first {args.warmup:.0f} s",
+            [x for x, t in zip(results.latencies, results.started, strict=True) if t < warm],
+        ),
+    ):
+        part.sort()
+        if part:
+            print(
+                f"  {label}: p50 {statistics.median(part) * 1000:.1f} ms, "
+                f"p99 {part[min(len(part) - 1, int(len(part) * 0.99))] * 1000:.1f} ms "
+                f"({len(part)} taps)"
+            )
     print(
         f"Bot API calls (without getUpdates): {calls}; per move: "
         f"{calls / max(1, results.moves):.2f}; by method: "
@@ -439,6 +462,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--think-min", type=float, default=1.0)
     parser.add_argument("--think-max", type=float, default=3.0)
+    parser.add_argument(
+        "--warmup",
+        type=float,
+        default=10.0,
+        help="seconds whose taps are also reported apart (every table's first tap)",
+    )
     parser.add_argument("--bot-log", default="/tmp/durak_bench_bot.log")
     parser.add_argument("--profile", help="write a cProfile of the bot process here")
     parser.add_argument("--app", action="store_true", help="players use the Mini App")

@@ -41,7 +41,7 @@ from bot.lobby_options import LOBBY_OPTIONS, Who
 from bot.names import short_name
 from bot.records import AI_LEVELS, AiLevel, ChatGame
 from bot.render import Rendered
-from bot.service import Games
+from bot.service import Committed, Games
 from bot.storage import Storage
 from engine import Beat, Rules, legal_actions
 from locales import (
@@ -349,12 +349,17 @@ class Handlers:
         if query is None:
             return
         started = time.monotonic()
-        try:
-            await self.handle_button(query, context)
-        finally:
-            elapsed = time.monotonic() - started
-            self.answer_times.append(elapsed)
-            metrics.tap_answered(elapsed)
+        shows: list[Committed] = []
+        with self.games.box.coming():
+            try:
+                await self.handle_button(query, context, shows)
+            finally:
+                elapsed = time.monotonic() - started
+                self.answer_times.append(elapsed)
+                metrics.tap_answered(elapsed)
+                # The move was stored before the answer; now its messages and timer.
+                for committed in shows:
+                    await self.games.show(committed)
 
     def latency_summary(self) -> str:
         times = sorted(self.answer_times)
@@ -364,7 +369,14 @@ class Handlers:
         p99 = times[min(len(times) - 1, len(times) * 99 // 100)] * 1000
         return f"{len(times)} taps, tap handler to answer p50 {p50:.1f} ms, p99 {p99:.1f} ms"
 
-    async def handle_button(self, query: CallbackQuery, context: ContextTypes.DEFAULT_TYPE) -> None:
+    async def handle_button(
+        self,
+        query: CallbackQuery,
+        context: ContextTypes.DEFAULT_TYPE,
+        shows: list[Committed] | None = None,
+    ) -> None:
+        """Decode, apply, answer. A move stored on the way is put in ``shows`` (when
+        given), to be shown after the answer: the spinner stops as soon as it is saved."""
         toast: str | LinkToast | None
         kwargs: dict[str, Any] = {}
         try:
@@ -372,7 +384,7 @@ class Handlers:
             if isinstance(decoded, GroupButton):
                 toast = await self.group_button(query, decoded, context)
             elif isinstance(decoded, HandButton):
-                toast = await self.hand_button(query, decoded)
+                toast = await self.hand_button(query, decoded, shows)
             elif isinstance(decoded, RulesButton):
                 toast = await self.full_rules(query, decoded)
             else:
@@ -495,18 +507,26 @@ class Handlers:
         await self.games.run(tap.chat_id, flow.fresh_lobby, tap.game_id, opener, new_game_id())
         return None
 
-    async def hand_button(self, query: CallbackQuery, button: HandButton) -> str | None:
+    async def hand_button(
+        self, query: CallbackQuery, button: HandButton, shows: list[Committed] | None = None
+    ) -> str | None:
         user_id = query.from_user.id
         chat_id, gid, step = button.chat_id, button.game_id, button.step
         if button.op == "move":
             assert button.action is not None
             self.games.clear_mode(chat_id, user_id)
             try:
-                await self.games.run(chat_id, flow.play, gid, user_id, step, button.action)
+                committed = await self.games.commit(
+                    chat_id, flow.play, gid, user_id, step, button.action
+                )
             except FlowError as err:
                 if err.key != "toast.moved_on":
                     raise
                 raise await self.moved_on(query, chat_id) from None
+            if shows is None:
+                await self.games.show(committed)
+            else:
+                shows.append(committed)
             return None
         if button.op == "leave_yes":
             self.games.clear_mode(chat_id, user_id)

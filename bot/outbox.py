@@ -31,7 +31,7 @@ import itertools
 import logging
 import time
 import warnings
-from collections.abc import Awaitable, Callable, Hashable, Iterable
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,6 +73,11 @@ class SendBusy(Exception):
 
 
 SEND_BUSY_RETRY = 0.3
+IN_FLIGHT_SECONDS = 2.0
+"""Jobs past their chat's pacing that may read, render and wait for the global budget at
+once: this many seconds of the global rate, per kind of chat. The others wait *before*
+reading, so a burst of moves does not read and render every record at once (the taps
+keep the CPU), and what finally goes out is rendered just before it is sent."""
 
 
 @dataclass
@@ -184,6 +189,10 @@ class Outbox:
         self.private_interval = private_interval
         self.clock = clock
         self.limiter: SendLimiter = GlobalLimiter(global_rate, clock)
+        in_flight = max(4, round(IN_FLIGHT_SECONDS * global_rate))
+        self._in_flight = {True: asyncio.Semaphore(in_flight), False: asyncio.Semaphore(in_flight)}
+        """Per kind (group or private chat): groups wait longest for the global budget and
+        must not hold back the hands' turns."""
         self.wall_clock = wall_clock
         self.settle_delay = settle_delay
         self.reconcile_after = 2 * settle_delay
@@ -333,6 +342,17 @@ class Outbox:
             key, priority = ("say", next(self._ids)), ANNOUNCE
         self._enqueue(chat_id, key, Job(run, priority=priority, refresh=False), replace=True)
 
+    @contextlib.contextmanager
+    def coming(self) -> Iterator[None]:
+        """Output about to be queued (a stored move, shown after its tap's answer): the
+        outbox does not count as idle meanwhile."""
+        self._active += 1
+        try:
+            yield
+        finally:
+            self._active -= 1
+            self._idle.set()
+
     async def idle(self) -> None:
         """Wait until every lane is empty (tests, shutdown)."""
         while self._active or any(lane.jobs for lane in self.lanes.values()):
@@ -424,7 +444,8 @@ class Outbox:
                 del lane.jobs[key]
                 job.requeued = False
                 try:
-                    await job.run(lane, job)
+                    async with self._in_flight[lane.chat_id < 0]:
+                        await job.run(lane, job)
                     if lane.recheck is not None:
                         job.not_before, lane.recheck = lane.recheck, None
                         self._requeue(lane, key, job)

@@ -11,7 +11,7 @@ import logging
 import os
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, Concatenate, ParamSpec
+from typing import Any, Concatenate, NamedTuple, ParamSpec
 
 from bot import flow, metrics, render
 from bot.ai_runner import AiRunner, ai_seed
@@ -39,6 +39,14 @@ CRASH_AFTER_COMMIT = "DURAK_CRASH_AFTER_COMMIT"
 """Fault tests only: the worker exits at once after its N-th committed move (or, with
 "end", after the move that ends a game), before any output is sent (a power cut there)."""
 CRASH_EXIT_CODE = 86
+
+
+class Committed(NamedTuple):
+    """A stored change, not shown yet (``Games.commit``, then ``Games.show``)."""
+
+    game: ChatGame
+    effects: Effects
+    owed: Owed
 
 
 def owed_by(game: ChatGame, effects: Effects) -> Owed:
@@ -91,6 +99,15 @@ class Games:
         """Apply a flow operation atomically, then show the result and set the next timer.
 
         A refused operation raises ``FlowError`` and changes nothing."""
+        committed = await self.commit(chat_id, operation, *args, **kwargs)
+        await self.show(committed)
+        return committed.game
+
+    async def commit(
+        self, chat_id: int, operation: Operation[P], *args: P.args, **kwargs: P.kwargs
+    ) -> Committed:
+        """``run``'s first half: the change stored (with what it owes the screen). A tap
+        is answered right after it; ``show`` must follow."""
         moment = Moment(self.clock(), self.timing)
         owed: list[Owed] = []
 
@@ -103,8 +120,11 @@ class Games:
         if self._crash_after:
             self._crash_point(effects.ended)
         metrics.move_applied(getattr(operation, "__name__", "operation"))
-        await self.after(game, effects, owed[0])
-        return game
+        return Committed(game, effects, owed[0])
+
+    async def show(self, committed: Committed) -> None:
+        """``run``'s second half: listeners, output and the next timer."""
+        await self.after(*committed)
 
     def _crash_point(self, ended: bool) -> None:
         self._commits += 1

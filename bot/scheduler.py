@@ -1,10 +1,14 @@
 """Turn timers and computer moves, driven by a Redis sorted set.
 
 Each running game has one entry: chat id → the time something is due (a computer
-move or a turn deadline). Any process may claim a due entry; ZREM decides the one
-winner. The loop sleeps until the earliest entry (at most ``max_sleep``, so timers
-set by other processes are seen) or until this process adds an earlier one. After
-a restart the entries are still in Redis, so every game's timer still fires.
+move or a turn deadline). Any process may claim a due entry; a compare-and-set lease
+decides the one winner. Every ``max_sleep`` seconds the loop reads every shard for the
+timers due before its next read, and keeps them (and the ones this process sets) in a
+local heap; it wakes for each of those and claims just that one. So a timer costs one
+claim, not a read of every shard: with many tables a timer is due every few
+milliseconds. A timer that another process moved sooner is seen at the next read (at
+most ``max_sleep`` late); one it moved later or removed is simply not claimed. After a
+restart the entries are still in Redis, so every game's timer still fires.
 
 A timer that cannot be written (Redis unreachable) is kept in memory and written again
 on every tick until Redis takes it: a claimed timer whose game failed is never lost.
@@ -14,11 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
 import logging
 import time
 from collections.abc import Awaitable, Callable
 
-from bot.storage import Storage
+from bot.storage import Storage, shard_of, timers_key
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +46,9 @@ class Scheduler:
         """When the sleeping loop looks at the timers next: a timer due later needs no
         wake-up, which spares a tick (and its reads of every shard) per move."""
         self._ticking = False
-        self._set_meanwhile = float("inf")
-        """The earliest due time set while a tick runs (its reads may have missed it)."""
+        self._upcoming: list[tuple[float, int, str]] = []
+        """Timers due before the next read (due, chat id, key), from that read or set here."""
+        self._next_read = 0.0
         self._task: asyncio.Task[None] | None = None
         self._running: set[asyncio.Task[None]] = set()
         self._busy: set[int] = set()
@@ -59,10 +65,10 @@ class Scheduler:
         except Exception as err:
             log.warning("could not set the timer of chat %s (%s); keeping it", chat_id, err)
             self.unsaved[chat_id] = min(due, self.unsaved.get(chat_id, due))
-        if self._ticking:
-            self._set_meanwhile = min(self._set_meanwhile, due)
-        elif due < self._wake_at:
-            self._wake.set()
+        if due <= self._next_read:  # later ones the next read finds
+            heapq.heappush(self._upcoming, (due, chat_id, timers_key(shard_of(chat_id))))
+            if due < self._wake_at or self._ticking:
+                self._wake.set()
 
     async def _flush_unsaved(self) -> None:
         for chat_id, due in list(self.unsaved.items()):
@@ -71,7 +77,8 @@ class Scheduler:
                 del self.unsaved[chat_id]
 
     def wake(self) -> None:
-        """Look at the timers now (e.g. after the clock jumped)."""
+        """Read the timers now (e.g. after the clock jumped)."""
+        self._next_read = 0.0
         self._wake.set()
 
     def start(self) -> None:
@@ -106,33 +113,51 @@ class Scheduler:
 
     async def _tick(self) -> None:
         self._wake.clear()
-        self._ticking, self._set_meanwhile = True, float("inf")
+        self._ticking = True
         try:
-            due = await self._look()
+            if self.clock() >= self._next_read:
+                await self._read()
+            await self._claim_due()
         finally:
             self._ticking = False
-        due = min(due, self._set_meanwhile)
-        sleep = min(self.max_sleep, due - self.clock())
+        if self._wake.is_set():
+            return  # a timer was set during the tick: look at it first
+        first = self._upcoming[0][0] if self._upcoming else float("inf")
+        wake_at = min(self._next_read, first)
+        sleep = wake_at - self.clock()
         if sleep > 0:
-            self._wake_at = self.clock() + sleep
+            self._wake_at = wake_at
             # asyncio.timeout, not wait_for: Python 3.11's wait_for loses a cancellation
             # that arrives just as the wake-up event is set, and stop() then waits forever.
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(sleep):
                     await self._wake.wait()
+            self._wake_at = 0.0
 
-    async def _look(self) -> float:
-        """Fire what is due; returns when the next timer is due (infinity: none)."""
+    async def _read(self) -> None:
+        """The periodic part: unsaved timers, a dead worker's leftovers, and every
+        shard's timers due before the next read."""
         await self._flush_unsaved()
         await self.storage.settle_pending_stats(self.clock())  # a dead worker's user totals
         if self.sweep is not None:
             await self.sweep(time.time())  # leases are wall-clock times shared by workers
-        for chat_id in await self.storage.claim_due(self.clock()):
+        now = self.clock()
+        self._next_read = now + self.max_sleep
+        for entry in await self.storage.timers_due_by(self._next_read):
+            heapq.heappush(self._upcoming, entry)
+
+    async def _claim_due(self) -> None:
+        """Claim and fire every known timer that is due (a stale entry's claim fails)."""
+        now = self.clock()
+        claimed: set[int] = set()
+        while self._upcoming and self._upcoming[0][0] <= now:
+            _, chat_id, key = heapq.heappop(self._upcoming)
+            if chat_id in claimed or not await self.storage.claim_timer(chat_id, key, now):
+                continue
+            claimed.add(chat_id)
             task = asyncio.create_task(self._fire(chat_id))
             self._running.add(task)
             task.add_done_callback(self._running.discard)
-        due = await self.storage.next_due()
-        return float("inf") if due is None else due
 
     async def _fire(self, chat_id: int) -> None:
         try:

@@ -819,13 +819,32 @@ class Storage:
         )
         for key, members in zip(ALL_TIMER_KEYS, due, strict=True):
             for member in members:
-                name = as_text(member)
-                lease = now + TIMER_LEASE
-                if await self._lease(key, name, now, lease):
-                    chat_id = int(name)
-                    self._leases[chat_id] = (key, lease)
+                chat_id = int(as_text(member))
+                if await self.claim_timer(chat_id, key, now):
                     claimed.append(chat_id)
         return claimed
+
+    async def timers_due_by(self, until: float, limit: int = 100) -> list[tuple[float, int, str]]:
+        """Timers due by ``until`` (at most ``limit`` per shard): (due, chat id, key)."""
+        found = await self._read_each(
+            ALL_TIMER_KEYS,
+            lambda client, key: client.zrangebyscore(
+                key, "-inf", until, start=0, num=limit, withscores=True
+            ),
+        )
+        return [
+            (float(score), int(as_text(member)), key)
+            for key, members in zip(ALL_TIMER_KEYS, found, strict=True)
+            for member, score in members
+        ]
+
+    async def claim_timer(self, chat_id: int, key: str, now: float) -> bool:
+        """Lease the chat's timer in ``key`` if it is due (see ``claim_due``)."""
+        lease = now + TIMER_LEASE
+        if not await self._lease(key, str(chat_id), now, lease):
+            return False
+        self._leases[chat_id] = (key, lease)
+        return True
 
     async def release_timer(self, chat_id: int) -> None:
         """The timer's work is done: drop it unless a new due time replaced the lease."""

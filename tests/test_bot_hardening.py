@@ -75,8 +75,8 @@ class CountingStorage(Storage):
         self.looked = asyncio.Event()
         self.hold: asyncio.Event | None = None
 
-    async def next_due(self) -> float | None:
-        due = await super().next_due()
+    async def timers_due_by(self, until: float, limit: int = 100) -> list[tuple[float, int, str]]:
+        due = await super().timers_due_by(until, limit)
         self.looks += 1
         self.looked.set()
         if self.hold is not None:

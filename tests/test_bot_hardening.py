@@ -7,8 +7,10 @@ import time
 from typing import Any
 
 import fakeredis
+import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+from bot import outbox
 from bot.bounded import BoundedDict
 from bot.guard import FLOOD_MAX, FLOOD_WINDOW, Guard
 from bot.outbox import Outbox
@@ -126,6 +128,56 @@ async def test_a_timer_set_while_the_scheduler_looks_fires_on_time() -> None:
         await scheduler.stop()
 
 
+async def test_timers_due_between_two_reads_fire_without_reading_every_shard_again() -> None:
+    store = CountingStorage()
+    fired: list[int] = []
+    all_fired = asyncio.Event()
+
+    async def fire(chat_id: int) -> None:
+        fired.append(chat_id)
+        if len(fired) == 12:
+            all_fired.set()
+
+    soon = time.time() + 0.3
+    for n in range(6):  # set by another worker before this one's read
+        await store.set_timer(-100 - n, soon + 0.03 * n)
+    scheduler = Scheduler(store, fire, max_sleep=30.0)
+    scheduler.start()
+    try:
+        await asyncio.wait_for(store.looked.wait(), 5)
+        for n in range(6):  # set here: straight into the local heap
+            await scheduler.schedule(-200 - n, time.time() + 0.02 * (n + 1))
+        await asyncio.wait_for(all_fired.wait(), 5)
+        # One read of every shard for twelve wake-ups (each used to read all of them).
+        assert store.looks == 1
+        assert sorted(fired) == sorted([-100 - n for n in range(6)] + [-200 - n for n in range(6)])
+    finally:
+        await scheduler.stop()
+
+
+async def test_a_timer_moved_later_elsewhere_is_not_fired_from_the_local_heap() -> None:
+    store = CountingStorage()
+    fired: list[int] = []
+    later_fired = asyncio.Event()
+
+    async def fire(chat_id: int) -> None:
+        fired.append(chat_id)
+        if chat_id == -301:
+            later_fired.set()
+
+    scheduler = Scheduler(store, fire, max_sleep=30.0)
+    scheduler.start()
+    try:
+        await asyncio.wait_for(store.looked.wait(), 5)
+        await scheduler.schedule(-300, time.time() + 0.05)
+        await store.set_timer(-300, time.time() + 600)  # another worker: a turn later
+        await scheduler.schedule(-301, time.time() + 0.1)
+        await asyncio.wait_for(later_fired.wait(), 5)
+        assert fired == [-301]  # -300's entry came first, and its claim failed
+    finally:
+        await scheduler.stop()
+
+
 def test_bounded_dict_forgets_the_oldest() -> None:
     cache: BoundedDict[int, int] = BoundedDict(3)
     for i in range(10):
@@ -179,6 +231,58 @@ async def test_idle_chats_are_forgotten() -> None:
     box.say(-1, Rendered("hi"))
     await asyncio.wait_for(box.idle(), 5)
     assert list(box.lanes) == [-1]  # before: every chat ever seen stayed
+
+
+class HeldBot(SilentBot):
+    """Holds every send until released, counting how many jobs wait there."""
+
+    def __init__(self) -> None:
+        self.waiting = 0
+        self.most = 0
+        self.release = asyncio.Event()
+        self.crowded = asyncio.Event()
+
+    async def send_message(self, chat_id: int, text: str, **kwargs: Any) -> Any:
+        self.waiting += 1
+        self.most = max(self.most, self.waiting)
+        if self.waiting >= 5:
+            self.crowded.set()
+        await self.release.wait()
+        self.waiting -= 1
+        return await super().send_message(chat_id, text, **kwargs)
+
+
+async def test_a_burst_of_output_is_worked_on_a_few_jobs_at_a_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 0.05 s of a 100/s budget: five jobs of each kind at once (at least four).
+    monkeypatch.setattr(outbox, "IN_FLIGHT_SECONDS", 0.05)
+    bot = HeldBot()
+
+    async def render(*args: Any) -> Rendered:
+        return Rendered("x")
+
+    box = Outbox(
+        bot,  # type: ignore[arg-type]
+        Storage(fakeredis.aioredis.FakeRedis(), finished_ttl=10, idle_ttl=10),
+        render_group=render,
+        render_hand=render,
+        group_interval=0,
+        group_max_per_minute=100,
+        calm_delay=0,
+        private_interval=0,
+        global_rate=100,
+    )
+    for chat in range(1, 31):
+        box.say(chat, Rendered("hi"))
+    await asyncio.wait_for(bot.crowded.wait(), 5)
+    for _ in range(20):
+        await asyncio.sleep(0)  # the other lanes run as far as they may
+    assert bot.waiting == 5  # the other 25 wait before starting their job
+    bot.release.set()
+    await asyncio.wait_for(box.idle(), 5)
+    assert bot.most == 5
+    assert box.stats.sent == 30
 
 
 def test_a_member_flooding_commands_is_quieted() -> None:

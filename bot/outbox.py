@@ -224,12 +224,25 @@ class Outbox:
 
     # --- what callers ask for -------------------------------------------------------------
 
-    def refresh(self, table: Table, notify: Iterable[int] = (), calm: Iterable[int] = ()) -> None:
-        """Show the latest state of ``table``: its group message and every hand."""
+    def refresh(
+        self,
+        table: Table,
+        notify: Iterable[int] = (),
+        calm: Iterable[int] = (),
+        skip: Iterable[int] = (),
+    ) -> None:
+        """Show the latest state of ``table``: its group message and every hand (but
+        those of ``skip``: known to show what they would show)."""
         self._refresh_group(table.chat_id)
-        wake, later = set(notify), set(calm)
+        wake, later, same = set(notify), set(calm), set(skip)
         for uid in hand_targets(table):
-            self.refresh_hand(table.chat_id, uid, uid in wake, calm=uid in later)
+            if uid not in same:
+                self.refresh_hand(table.chat_id, uid, uid in wake, calm=uid in later)
+
+    def shows(self, chat_id: int, message_id: int, content: Rendered) -> bool:
+        """Whether ``content`` is what this process last confirmed in that message."""
+        key = (chat_id, message_id)
+        return key not in self.suspect and self.digests.get(key) == content.digest()
 
     def refresh_hand(
         self, chat_id: int, user_id: int, notify: bool = False, *, calm: bool = False

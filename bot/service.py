@@ -140,17 +140,40 @@ class Games:
         for listener in self.on_change:
             await listener(game, effects)
         # A listener may drop a notification (the player follows in the Mini App): the
-        # stored one goes too. A crash before this only costs that player one extra ping.
-        dropped = set(owed.notify) - effects.notify
-        if dropped:
-            fields: dict[str, int | None] = {f"new:{user}": owed.rev for user in dropped}
+        # stored one goes too, and so does the refresh of a hand that stays as it is.
+        # A crash before this only costs that player one extra ping or edit.
+        unchanged = await self._unchanged_hands(game, effects.in_app)
+        fields: dict[str, int | None] = {
+            f"new:{user}": owed.rev for user in (set(owed.notify) - effects.notify) | unchanged
+        }
+        fields.update({f"owe:hand:{user}": owed.rev for user in unchanged})
+        if fields:
             await self.storage.settle_output(game.chat_id, fields)
         due = flow.next_due(game)
         if due is not None and game.phase == "playing":
             await self.scheduler.schedule(game.chat_id, due)
-        self.box.refresh(game, effects.notify, effects.calm)
+        self.box.refresh(game, effects.notify, effects.calm, skip=unchanged)
         for note_id in owed.note_ids:
             self.box.send_note(game.chat_id, note_id, self.render_note)
+
+    async def _unchanged_hands(self, game: ChatGame, in_app: set[int]) -> set[int]:
+        """Players in the Mini App whose hand message, as this process knows, already
+        shows just the app's buttons: it would be rendered the same, so no job at all
+        (a move used to cost each of them a record read, a presence read and two marks)."""
+        if not in_app or game.phase != "playing":
+            return set()
+        unchanged = set()
+        for seat, info in enumerate(game.seats):
+            if info.user_id in in_app and info.hand_message_id is not None:
+                content = await self.render_hand(game, seat, in_app=True)
+                if self.box.shows(info.user_id, info.hand_message_id, content):
+                    unchanged.add(info.user_id)
+        return unchanged
+
+    async def follows_in_app(self, chat_id: int, user_id: int) -> bool:
+        """The user has the Mini App open on this chat's game (it shows every turn live)."""
+        buttons = self.app_buttons
+        return buttons is not None and await buttons.presence.in_app(chat_id, user_id)
 
     async def sweep_output(self, now: float) -> None:
         """Keep the output this worker is sending leased, and take over what a dead one
@@ -251,7 +274,7 @@ class Games:
             rendered = self.app_buttons.group(game, rendered, tr, self.bot_username)
         return rendered
 
-    async def render_hand(self, game: ChatGame, seat: int) -> Rendered:
+    async def render_hand(self, game: ChatGame, seat: int, in_app: bool | None = None) -> Rendered:
         info = game.seats[seat]
         # A language chosen with /language in private wins over the Telegram one.
         chosen = await self.storage.user_language(info.user_id) if info.user_id else None
@@ -272,5 +295,5 @@ class Games:
             )
 
         if self.app_buttons is not None:
-            return await self.app_buttons.hand(game, seat, tr, full)
+            return await self.app_buttons.hand(game, seat, tr, full, in_app)
         return full()

@@ -59,6 +59,8 @@ class TurnGate:
                 continue  # blocked the bot: no hand can ever be shown
             hand = shown.get(info.user_id)
             if hand is None or hand.game_id != table.game_id or hand.step < state.step:
+                if await self.games.follows_in_app(table.chat_id, info.user_id):
+                    continue  # the app shows the turn live; the collapsed hand stays as is
                 # Not on screen yet: look again shortly. The outbox keeps retrying; a
                 # send that timed out long ago is reconciled (sent again) on this ask.
                 self.games.box.refresh_hand(table.chat_id, info.user_id)

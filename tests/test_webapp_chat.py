@@ -87,6 +87,51 @@ async def test_play_here_and_a_message_bring_the_buttons_back(make_harness: Any)
                 assert await h.redis.exists(open_key(GROUP, ANN)) == 0
 
 
+async def test_a_collapsed_hand_costs_no_refresh_per_move(make_harness: Any) -> None:
+    async with make_harness(**webapp_settings()) as h, aiohttp.ClientSession() as http:
+        await h.start_bot()
+        await seat_people(h, ANN)
+        gid = await start_game(h, [ANN], ["Easy"])
+        ann = AppClient(http, h.settings.webapp_port, ANN)
+        box = h.games.box
+        refreshed: list[int] = []
+        refresh_hand = box.refresh_hand
+
+        def counting(chat_id: int, user_id: int, *args: Any, **kwargs: Any) -> None:
+            refreshed.append(user_id)
+            refresh_hand(chat_id, user_id, *args, **kwargs)
+
+        def hand() -> Any:
+            return [m for m in h.emu.messages(ANN) if m.from_bot and m.inline_keyboard][-1]
+
+        async with ann.events(gid) as stream:
+            await stream.next()
+            await h.emu.wait_for(lambda: COLLAPSED in hand().text, what="the collapsed hand")
+            await h.settle()
+            shown = (hand().message_id, hand().text)
+            box.refresh_hand = counting  # type: ignore[method-assign]
+            moves = 0
+            while moves < 4:
+                status, state = await ann.state(gid)
+                if state["phase"] != "playing":
+                    break
+                if not state["legal"]:
+                    await stream.until(lambda s, n=state["step"]: s["step"] > n or s["legal"])
+                    continue
+                status, after = await ann.move(gid, state["legal"][0])
+                if status == 200:
+                    moves += 1
+                    await stream.until(lambda s, n=after["step"]: s["step"] >= n)
+            await h.settle()
+            assert moves > 0
+            # Neither Ann's moves nor the computer's refreshed her hand, nothing of it stays
+            # owed (no other worker will redo it), and the message is as it was.
+            assert ANN not in refreshed
+            owed = await h.games.storage.owed_output(GROUP)
+            assert f"hand:{ANN}" not in owed.targets and ANN not in owed.notify
+            assert (hand().message_id, hand().text) == shown
+
+
 def test_collapsed_hand_labels_fit_in_every_language() -> None:
     from telegram import InlineKeyboardButton
 

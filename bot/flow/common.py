@@ -98,6 +98,9 @@ class Effects:
     stats: list[StatDelta] = field(default_factory=list)
     ended: bool = False
     """The game just ended: the result goes to the group as a new message."""
+    in_app: set[int] = field(default_factory=set)
+    """Users following the game in the Mini App (its listener fills this in): their hand
+    message shows only the app's buttons."""
 
 
 Outcome = tuple[ChatGame, Effects]

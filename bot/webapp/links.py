@@ -38,22 +38,26 @@ class AppButtons:
         self.presence = presence
 
     async def hand(
-        self, table: Table, seat: int, tr: Translator, full: Callable[[], Rendered]
+        self,
+        table: Table,
+        seat: int,
+        tr: Translator,
+        full: Callable[[], Rendered],
+        in_app: bool | None = None,
     ) -> Rendered:
         """The hand message (``full()`` renders it) with an "Open table" button; while its
-        owner has the app open, just that button: the same text every move, so the outbox
-        never edits it, and the full hand is not even rendered."""
+        owner has the app open (``in_app``, when the caller knows), just that button: the
+        same text every move, so the outbox never edits it, and the full hand is not even
+        rendered."""
         if table.state is None or table.phase not in ("playing", "finished"):
             return full()
         url = app_url(self.base_url, table.game_id)
         label = visible_text(str(tr.t("app.open_table")))
         button = InlineKeyboardButton(label, web_app=WebAppInfo(url))
         user_id = table.seats[seat].user_id
-        if (
-            table.phase == "playing"
-            and user_id is not None
-            and await self.presence.in_app(table.chat_id, user_id)
-        ):
+        if in_app is None and table.phase == "playing" and user_id is not None:
+            in_app = await self.presence.in_app(table.chat_id, user_id)
+        if in_app and table.phase == "playing" and user_id is not None:
             text = tr.t("app.in_app", group=table.chat_title or str(table.chat_id))
             # No step in its data: the collapsed message must stay the same every move.
             data = callbacks.encode_hand_op(table.chat_id, table.game_id, 0, "play_here")

@@ -211,7 +211,7 @@ class MiniAppServer:
     ) -> Seated | web.Response:
         """The game and the user's seat; a response when there is none to give."""
         chat_id = await self.hub.chat_of(game_id) if game_id else None
-        table = await self.games.storage.load_table(chat_id) if chat_id is not None else None
+        table = await self.games.storage.peek_table(chat_id) if chat_id is not None else None
         if chat_id is not None and (table is None or table.seat_of(user.user_id) is None):
             # Maybe remembered from before the group moved: ask the index once more.
             now_in = await self.hub.chat_of(game_id, fresh=True)

@@ -9,6 +9,7 @@ from aiohttp import web
 
 from bot.config import Settings
 from bot.flow import Effects
+from bot.outbox import hand_targets
 from bot.records import Table
 from bot.service import Games
 from bot.webapp.hub import Hub
@@ -42,8 +43,11 @@ class MiniApp:
         self.runner: web.AppRunner | None = None
 
     async def changed(self, table: Table, effects: Effects) -> None:
-        # Players in the app see their turn there: no new, notifying hand message.
-        effects.notify -= await self.presence.in_app_of(table.chat_id, effects.notify)
+        if table.phase == "playing":
+            # One read for every hand: players in the app see their turn there (no new,
+            # notifying hand message), and a collapsed hand needs no refresh at all.
+            effects.in_app = await self.presence.in_app_of(table.chat_id, set(hand_targets(table)))
+            effects.notify -= effects.in_app
         await self.hub.changed(table, self.settings.idle_ttl)
 
     async def start(self) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import sys
 
@@ -62,6 +63,11 @@ def main() -> None:
     redis = connect(settings)
     app = build_application(settings, redis)
     install_runtime(app, settings, redis)
+    # Everything loaded so far (modules, schemas, catalogues) lives as long as the process:
+    # the collector stops scanning it, so a full collection no longer stalls every tap
+    # for 100-200 ms under load.
+    gc.collect()
+    gc.freeze()
     if settings.webhook_url:
         if settings.webhook_secret is None:
             log.info("WEBHOOK_SECRET is not set: using one derived from the bot token")

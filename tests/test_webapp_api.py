@@ -18,6 +18,7 @@ from support.webapp import (
     AppClient,
     free_port,
     init_data,
+    moves_through_app,
     seat_people,
     start_game,
     webapp_settings,
@@ -239,14 +240,7 @@ async def test_hand_collapses_while_the_app_is_open(make_harness: Any) -> None:
             await h.settle()
             h.emu.reset_stats()
             moves = 0
-            for _ in range(12):
-                status, state = await ann.state(gid)
-                if state["phase"] != "playing":
-                    break
-                if not state["legal"]:
-                    await stream.until(lambda s, n=state["step"]: s["step"] > n or s["legal"])
-                    continue
-                status, _ = await ann.move(gid, state["legal"][0])
+            async for status, _ in moves_through_app(ann, gid, stream, 12):
                 assert status in (200, 409)
                 moves += status == 200
             await h.settle()

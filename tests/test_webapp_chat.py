@@ -7,7 +7,15 @@ from typing import Any
 
 import aiohttp
 import pytest
-from support.webapp import ANN, GROUP, AppClient, seat_people, start_game, webapp_settings
+from support.webapp import (
+    ANN,
+    GROUP,
+    AppClient,
+    moves_through_app,
+    seat_people,
+    start_game,
+    webapp_settings,
+)
 
 from bot.render.labels import too_wide
 from bot.webapp import wiring
@@ -58,14 +66,7 @@ async def test_play_here_and_a_message_bring_the_buttons_back(make_harness: Any)
             assert await h.redis.exists(open_key(GROUP, ANN)) == 0
             # The app stays open: its stream may not collapse the hand again, and moves made
             # in it now show on the hand message too.
-            for _ in range(6):
-                status, state = await ann.state(gid)
-                if state["phase"] != "playing":
-                    break
-                if not state["legal"]:
-                    await stream.until(lambda s, n=state["step"]: s["step"] > n or s["legal"])
-                    continue
-                status, after = await ann.move(gid, state["legal"][0])
+            async for status, after in moves_through_app(ann, gid, stream, 6):
                 if status == 200:
                     await stream.until(lambda s, n=after["step"]: s["step"] >= n)
                     await h.settle()
@@ -111,14 +112,7 @@ async def test_a_collapsed_hand_costs_no_refresh_per_move(make_harness: Any) -> 
             shown = (hand().message_id, hand().text)
             box.refresh_hand = counting  # type: ignore[method-assign]
             moves = 0
-            while moves < 4:
-                status, state = await ann.state(gid)
-                if state["phase"] != "playing":
-                    break
-                if not state["legal"]:
-                    await stream.until(lambda s, n=state["step"]: s["step"] > n or s["legal"])
-                    continue
-                status, after = await ann.move(gid, state["legal"][0])
+            async for status, after in moves_through_app(ann, gid, stream, 8):
                 if status == 200:
                     moves += 1
                     await stream.until(lambda s, n=after["step"]: s["step"] >= n)

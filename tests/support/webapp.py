@@ -123,3 +123,18 @@ class EventStream:
             state = await self.next(max(0.01, deadline - time.monotonic()))
             if test(state):
                 return state
+
+
+async def moves_through_app(
+    client: AppClient, game: str, stream: EventStream, tries: int
+) -> AsyncIterator[tuple[int, dict[str, Any]]]:
+    """Up to ``tries`` times: the client's first legal move, posted through the app (the
+    status and answer are yielded), or, when it has none, a wait for the next change."""
+    for _ in range(tries):
+        _, state = await client.state(game)
+        if state["phase"] != "playing":
+            return
+        if not state["legal"]:
+            await stream.until(lambda s, n=state["step"]: s["step"] > n or s["legal"])
+            continue
+        yield await client.move(game, state["legal"][0])

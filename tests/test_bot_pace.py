@@ -294,10 +294,15 @@ async def test_a_throw_in_window_shown_late_still_lasts_a_whole_window() -> None
     storage = Storage(fakeredis.aioredis.FakeRedis(), finished_ttl=60, idle_ttl=60)
     await storage.save_user(user, UserRecord(dm_open=True))
     refreshed: list[int] = []
+
+    async def follows_in_app(chat_id: int, user_id: int) -> bool:
+        return False  # in the chat, not in the Mini App
+
     games = SimpleNamespace(
         storage=storage,
         timing=TIMING,
         box=SimpleNamespace(refresh_hand=lambda chat, uid: refreshed.append(uid)),
+        follows_in_app=follows_in_app,
     )
     gate = TurnGate(games)  # type: ignore[arg-type]
     deadline = game.turn_deadline
@@ -316,3 +321,15 @@ async def test_a_throw_in_window_shown_late_still_lasts_a_whole_window() -> None
     await on_time.mark_hand_shown(CHAT, user, GID, step, 2.0)
     games.storage = on_time
     assert await gate.postpone_until(game, deadline) is None
+    # In the Mini App the turn shows live there: the collapsed hand is never waited for.
+    in_app = Storage(fakeredis.aioredis.FakeRedis(), finished_ttl=60, idle_ttl=60)
+    await in_app.save_user(user, UserRecord(dm_open=True))
+    games.storage = in_app
+
+    async def in_the_app(chat_id: int, user_id: int) -> bool:
+        return True
+
+    games.follows_in_app = in_the_app
+    refreshed.clear()
+    assert await gate.postpone_until(game, deadline) is None
+    assert refreshed == []

@@ -104,6 +104,11 @@ def hand_targets(table: Table) -> list[int]:
     ]
 
 
+def shown_elsewhere(job: Job, owed: OwedOutput) -> bool:
+    """A move's refresh whose target is no longer owed: shown since, by any worker."""
+    return job.owed_target is not None and owed.rev > 0 and job.owed_target not in owed.targets
+
+
 def retry_seconds(err: RetryAfter) -> float:
     with warnings.catch_warnings():
         # PTB warns that the type changes to timedelta in a later version; both work here.
@@ -128,6 +133,11 @@ class Job:
     """The owed fields this job fulfils once it is done (or given up)."""
     covers: int | None = None
     """The revision of owed output the job read before rendering (None: any)."""
+    owed_target: str | None = None
+    """Set when the job only works off that owed target (a move's refresh): if the target
+    is no longer owed when it runs, another worker has shown that revision or a later
+    one, and the job has nothing to do (in a fleet a table's moves land on different
+    workers, each queueing the same refreshes)."""
     requeued: bool = False
 
 
@@ -230,14 +240,17 @@ class Outbox:
         notify: Iterable[int] = (),
         calm: Iterable[int] = (),
         skip: Iterable[int] = (),
+        *,
+        owed: bool = False,
     ) -> None:
         """Show the latest state of ``table``: its group message and every hand (but
-        those of ``skip``: known to show what they would show)."""
-        self._refresh_group(table.chat_id)
+        those of ``skip``: known to show what they would show). ``owed``: only while the
+        stored owed output still asks for it (see ``Job.owed_target``)."""
+        self._refresh_group(table.chat_id, owed=owed)
         wake, later, same = set(notify), set(calm), set(skip)
         for uid in hand_targets(table):
             if uid not in same:
-                self.refresh_hand(table.chat_id, uid, uid in wake, calm=uid in later)
+                self.refresh_hand(table.chat_id, uid, uid in wake, calm=uid in later, owed=owed)
 
     def shows(self, chat_id: int, message_id: int, content: Rendered) -> bool:
         """Whether ``content`` is what this process last confirmed in that message."""
@@ -245,11 +258,18 @@ class Outbox:
         return key not in self.suspect and self.digests.get(key) == content.digest()
 
     def refresh_hand(
-        self, chat_id: int, user_id: int, notify: bool = False, *, calm: bool = False
+        self,
+        chat_id: int,
+        user_id: int,
+        notify: bool = False,
+        *,
+        calm: bool = False,
+        owed: bool = False,
     ) -> None:
         not_before = self.clock() + self.calm_delay if calm else 0.0
         job = Job(self._hand_job(chat_id, user_id), notify, not_before=not_before)
         job.owed_chat, job.settles = chat_id, (f"owe:hand:{user_id}", f"new:{user_id}")
+        job.owed_target = f"hand:{user_id}" if owed else None
         self._enqueue(user_id, ("hand", chat_id), job)
 
     def deliver(self, chat_id: int, owed: OwedOutput, render_note: NoteRenderer) -> None:
@@ -257,9 +277,9 @@ class Outbox:
         is rendered afresh from the stored record, every note still unsent is sent."""
         for target in owed.targets:
             if target == "group":
-                self._refresh_group(chat_id)
+                self._refresh_group(chat_id, owed=True)
             elif target.startswith("hand:"):
-                self.refresh_hand(chat_id, int(target.removeprefix("hand:")))
+                self.refresh_hand(chat_id, int(target.removeprefix("hand:")), owed=True)
         for user in owed.notify:
             if f"hand:{user}" not in owed.targets:
                 self.refresh_hand(chat_id, user)
@@ -307,8 +327,9 @@ class Outbox:
         job.settles = (f"note:{note_id}",)
         self._enqueue(chat_id, ("note", note_id), job)
 
-    def _refresh_group(self, chat_id: int) -> None:
+    def _refresh_group(self, chat_id: int, *, owed: bool = False) -> None:
         job = Job(self._group_job(chat_id), owed_chat=chat_id, settles=("owe:group",))
+        job.owed_target = "group" if owed else None
         self._enqueue(chat_id, ("group",), job)
 
     def owing_chats(self) -> set[int]:
@@ -404,6 +425,8 @@ class Outbox:
         if existing is not None and not replace:
             existing.notify = existing.notify or job.notify
             existing.not_before = min(existing.not_before, job.not_before)
+            if job.owed_target is None:
+                existing.owed_target = None  # one of them must run regardless
         else:
             lane.jobs[key] = job  # a newer reply of one kind takes the pending one's place
             if job.owed_chat is not None:
@@ -694,7 +717,7 @@ class Outbox:
         async def run(lane: Lane, job: Job) -> None:
             owed, table = await self.storage.owed_and_table(chat_id)
             job.covers = owed.rev
-            if table is None:
+            if table is None or shown_elsewhere(job, owed):
                 return
             content = await self.render_group(table)
             lobby = table.phase in ("lobby", "cancelled")
@@ -761,6 +784,8 @@ class Outbox:
             owed, table = await self.storage.owed_and_table(chat_id)
             job.covers = owed.rev
             if table is None or table.state is None:
+                return
+            if user_id not in owed.notify and shown_elsewhere(job, owed):
                 return
             seat = next((i for i, s in enumerate(table.seats) if s.user_id == user_id), None)
             if seat is None:

@@ -152,7 +152,7 @@ class Games:
         due = flow.next_due(game)
         if due is not None and game.phase == "playing":
             await self.scheduler.schedule(game.chat_id, due)
-        self.box.refresh(game, effects.notify, effects.calm, skip=unchanged)
+        self.box.refresh(game, effects.notify, effects.calm, skip=unchanged, owed=True)
         for note_id in owed.note_ids:
             self.box.send_note(game.chat_id, note_id, self.render_note)
 

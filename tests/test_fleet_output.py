@@ -464,3 +464,46 @@ async def test_two_workers_delivering_the_same_output_send_each_new_message_once
     assert (await boxes[0].storage.owed_output(GROUP)).complete
     for box in boxes:
         await box.close()
+
+
+async def test_a_refresh_another_worker_already_showed_costs_no_call(redis: Redis) -> None:
+    """A table's moves land on different workers, each queueing the same refreshes; the
+    one that runs later finds the target settled by the first and sends nothing."""
+    bot = CountingBot()
+
+    def change(current: ChatGame | None) -> Write[None]:
+        game = ChatGame(game_id="g1", chat_id=GROUP, creator_id=ANN, lobby_message_id=5)
+        return Write(game, None, output=Owed(["group"], [], []))
+
+    async def render_group(game: ChatGame) -> Rendered:
+        return Rendered(f"lobby of {game.game_id}")
+
+    one, two = (
+        Outbox(
+            bot,  # type: ignore[arg-type]
+            Storage(redis, finished_ttl=3600, idle_ttl=3600),
+            render_group=render_group,
+            render_hand=render_group,  # type: ignore[arg-type]
+            group_interval=0,
+            group_max_per_minute=100_000,
+            calm_delay=0,
+            private_interval=0,
+            global_rate=1000,
+        )
+        for _ in range(2)
+    )
+    await one.storage.update_table(GROUP, change)  # a move on the first worker
+    await two.storage.update_table(GROUP, change)  # the next one on the second
+    table = await one.storage.load_table(GROUP)
+    assert table is not None
+    one.refresh(table, owed=True)  # shows the second move already
+    await asyncio.wait_for(one.idle(), 10)
+    assert bot.edited == [(GROUP, 5, "lobby of g1")]
+    two.refresh(table, owed=True)
+    await asyncio.wait_for(two.idle(), 10)
+    assert len(bot.edited) == 1  # before: the same edit again ("message is not modified")
+    two.refresh(table)  # a refresh for another reason still runs
+    await asyncio.wait_for(two.idle(), 10)
+    assert len(bot.edited) == 2
+    for box in (one, two):
+        await box.close()

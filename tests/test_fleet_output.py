@@ -422,6 +422,23 @@ class CountingBot:
         return True
 
 
+def worker_outbox(
+    redis: Redis, bot: CountingBot, render_group: Callable[[ChatGame], Awaitable[Rendered]]
+) -> Outbox:
+    """One worker's outbox, unpaced, on its own ``Storage`` of the shared Redis."""
+    return Outbox(
+        bot,  # type: ignore[arg-type]
+        Storage(redis, finished_ttl=3600, idle_ttl=3600),
+        render_group=render_group,
+        render_hand=render_group,  # type: ignore[arg-type]
+        group_interval=0,
+        group_max_per_minute=100_000,
+        calm_delay=0,
+        private_interval=0,
+        global_rate=1000,
+    )
+
+
 async def test_two_workers_delivering_the_same_output_send_each_new_message_once(
     redis: Redis,
 ) -> None:
@@ -439,20 +456,7 @@ async def test_two_workers_delivering_the_same_output_send_each_new_message_once
     async def render_note(chat_id: int, note: dict[str, Any]) -> Rendered:
         return Rendered(str(note["key"]))
 
-    boxes = [
-        Outbox(
-            bot,  # type: ignore[arg-type]
-            Storage(redis, finished_ttl=3600, idle_ttl=3600),
-            render_group=render_group,
-            render_hand=render_group,  # type: ignore[arg-type]
-            group_interval=0,
-            group_max_per_minute=100_000,
-            calm_delay=0,
-            private_interval=0,
-            global_rate=1000,
-        )
-        for _ in range(2)
-    ]
+    boxes = [worker_outbox(redis, bot, render_group) for _ in range(2)]
     await boxes[0].storage.update_table(GROUP, change)
     owed = await boxes[0].storage.owed_output(GROUP)
     for box in boxes:
@@ -478,20 +482,7 @@ async def test_a_refresh_another_worker_already_showed_costs_no_call(redis: Redi
     async def render_group(game: ChatGame) -> Rendered:
         return Rendered(f"lobby of {game.game_id}")
 
-    one, two = (
-        Outbox(
-            bot,  # type: ignore[arg-type]
-            Storage(redis, finished_ttl=3600, idle_ttl=3600),
-            render_group=render_group,
-            render_hand=render_group,  # type: ignore[arg-type]
-            group_interval=0,
-            group_max_per_minute=100_000,
-            calm_delay=0,
-            private_interval=0,
-            global_rate=1000,
-        )
-        for _ in range(2)
-    )
+    one, two = (worker_outbox(redis, bot, render_group) for _ in range(2))
     await one.storage.update_table(GROUP, change)  # a move on the first worker
     await two.storage.update_table(GROUP, change)  # the next one on the second
     table = await one.storage.load_table(GROUP)

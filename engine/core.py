@@ -209,12 +209,18 @@ def can_throw_in(s: Sequence[Any], player: int) -> bool:
 
 def anyone_can_throw_in(s: Sequence[Any]) -> bool:
     """Whether some attacker may still add a card (``can_throw_in`` for any seat)."""
-    if len(s[ATTACK]) >= s[LIMIT]:
-        return False
-    rules = s[RULES]
+    return len(s[ATTACK]) < s[LIMIT] and _first_thrower(s) >= 0
+
+
+def _first_thrower(s: Sequence[Any]) -> int:
+    """The first seat that may add a card, the attacker first and the rest clockwise
+    (-1: none), when there is room on the table (the callers check that):
+    ``can_throw_in`` for each seat, its tests inlined, since the end of every bout and
+    every search step ask it."""
     attacker, defender, hands, ranks, passed, out = (
         s[ATTACKER], s[DEFENDER], s[HANDS], s[RANKS], s[PASSED], s[OUT],
     )  # fmt: skip
+    rules = s[RULES]
     everyone = rules.throw_in == "all"
     table = _OPPONENTS if rules.partners else _OTHERS
     for seat in table[s[NUM_PLAYERS]][attacker][defender]:
@@ -224,8 +230,8 @@ def anyone_can_throw_in(s: Sequence[Any]) -> bool:
             and seat not in out
             and (everyone or seat == attacker or seat == left_of(s, defender))
         ):
-            return True
-    return False
+            return seat  # type: ignore[no-any-return]
+    return -1
 
 
 def waiting(s: Sequence[Any]) -> tuple[int, ...]:
@@ -269,18 +275,7 @@ def actor(s: Sequence[Any]) -> int:
     if not s[TAKING] and None in s[DEFENSE]:
         return s[DEFENDER]  # type: ignore[no-any-return]
     if len(s[ATTACK]) < s[LIMIT]:
-        attacker, defender, hands, ranks = s[ATTACKER], s[DEFENDER], s[HANDS], s[RANKS]
-        passed, out, rules = s[PASSED], s[OUT], s[RULES]
-        everyone = rules.throw_in == "all"
-        table = _OPPONENTS if rules.partners else _OTHERS
-        for seat in table[s[NUM_PLAYERS]][attacker][defender]:
-            if (
-                hands[seat] & ranks
-                and not passed >> seat & 1
-                and seat not in out
-                and (everyone or seat == attacker or seat == left_of(s, defender))
-            ):
-                return seat  # type: ignore[no-any-return]
+        return _first_thrower(s)
     return -1  # unreachable: the bout would have ended
 
 

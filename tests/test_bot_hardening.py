@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import fakeredis
@@ -86,6 +88,20 @@ class CountingStorage(Storage):
         return due
 
 
+@contextlib.asynccontextmanager
+async def after_first_read(
+    store: CountingStorage, fire: Callable[[int], Awaitable[None]]
+) -> AsyncIterator[Scheduler]:
+    """A running scheduler (30 s between reads) once its first read of the timers is done."""
+    scheduler = Scheduler(store, fire, max_sleep=30.0)
+    scheduler.start()
+    try:
+        await asyncio.wait_for(store.looked.wait(), 5)
+        yield scheduler
+    finally:
+        await scheduler.stop()
+
+
 async def test_a_timer_due_after_the_next_look_does_not_wake_the_scheduler() -> None:
     store = CountingStorage()
     fired = asyncio.Event()
@@ -93,10 +109,7 @@ async def test_a_timer_due_after_the_next_look_does_not_wake_the_scheduler() -> 
     async def fire(chat_id: int) -> None:
         fired.set()
 
-    scheduler = Scheduler(store, fire, max_sleep=30.0)
-    scheduler.start()
-    try:
-        await asyncio.wait_for(store.looked.wait(), 5)
+    async with after_first_read(store, fire) as scheduler:
         for chat_id in range(-20, 0):  # every move sets a timer a turn away
             await scheduler.schedule(chat_id, time.time() + 600)
         for _ in range(10):
@@ -104,8 +117,6 @@ async def test_a_timer_due_after_the_next_look_does_not_wake_the_scheduler() -> 
         assert store.looks == 1
         await scheduler.schedule(-99, time.time() + 0.05)  # sooner than the next look
         await asyncio.wait_for(fired.wait(), 5)
-    finally:
-        await scheduler.stop()
 
 
 async def test_a_timer_set_while_the_scheduler_looks_fires_on_time() -> None:
@@ -116,16 +127,11 @@ async def test_a_timer_set_while_the_scheduler_looks_fires_on_time() -> None:
     async def fire(chat_id: int) -> None:
         fired.set()
 
-    scheduler = Scheduler(store, fire, max_sleep=30.0)
-    scheduler.start()
-    try:
-        await asyncio.wait_for(store.looked.wait(), 5)  # read done, nothing due yet
+    async with after_first_read(store, fire) as scheduler:  # read done, nothing due yet
         await scheduler.schedule(-7, time.time() + 0.05)
         store.hold.set()
         store.hold = None
         await asyncio.wait_for(fired.wait(), 5)  # not after max_sleep
-    finally:
-        await scheduler.stop()
 
 
 async def test_timers_due_between_two_reads_fire_without_reading_every_shard_again() -> None:
@@ -141,18 +147,13 @@ async def test_timers_due_between_two_reads_fire_without_reading_every_shard_aga
     soon = time.time() + 0.3
     for n in range(6):  # set by another worker before this one's read
         await store.set_timer(-100 - n, soon + 0.03 * n)
-    scheduler = Scheduler(store, fire, max_sleep=30.0)
-    scheduler.start()
-    try:
-        await asyncio.wait_for(store.looked.wait(), 5)
+    async with after_first_read(store, fire) as scheduler:
         for n in range(6):  # set here: straight into the local heap
             await scheduler.schedule(-200 - n, time.time() + 0.02 * (n + 1))
         await asyncio.wait_for(all_fired.wait(), 5)
         # One read of every shard for twelve wake-ups (each used to read all of them).
         assert store.looks == 1
         assert sorted(fired) == sorted([-100 - n for n in range(6)] + [-200 - n for n in range(6)])
-    finally:
-        await scheduler.stop()
 
 
 async def test_a_timer_moved_later_elsewhere_is_not_fired_from_the_local_heap() -> None:
@@ -165,17 +166,12 @@ async def test_a_timer_moved_later_elsewhere_is_not_fired_from_the_local_heap() 
         if chat_id == -301:
             later_fired.set()
 
-    scheduler = Scheduler(store, fire, max_sleep=30.0)
-    scheduler.start()
-    try:
-        await asyncio.wait_for(store.looked.wait(), 5)
+    async with after_first_read(store, fire) as scheduler:
         await scheduler.schedule(-300, time.time() + 0.05)
         await store.set_timer(-300, time.time() + 600)  # another worker: a turn later
         await scheduler.schedule(-301, time.time() + 0.1)
         await asyncio.wait_for(later_fired.wait(), 5)
         assert fired == [-301]  # -300's entry came first, and its claim failed
-    finally:
-        await scheduler.stop()
 
 
 def test_bounded_dict_forgets_the_oldest() -> None:

@@ -122,10 +122,6 @@ class Games:
         metrics.move_applied(getattr(operation, "__name__", "operation"))
         return Committed(game, effects, owed[0])
 
-    async def show(self, committed: Committed) -> None:
-        """``run``'s second half: listeners, output and the next timer."""
-        await self.after(*committed)
-
     def _crash_point(self, ended: bool) -> None:
         self._commits += 1
         at = self._crash_after
@@ -134,9 +130,11 @@ class Games:
             logging.shutdown()
             os._exit(CRASH_EXIT_CODE)
 
-    async def after(self, game: ChatGame, effects: Effects, owed: Owed) -> None:
-        """This worker shows what it just stored (the record in Redis says the same, so
-        another worker finishes it if this one dies)."""
+    async def show(self, committed: Committed) -> None:
+        """``run``'s second half: listeners, output and the next timer. This worker shows
+        what it just stored (the record in Redis says the same, so another worker
+        finishes it if this one dies)."""
+        game, effects, owed = committed
         for listener in self.on_change:
             await listener(game, effects)
         # A listener may drop a notification (the player follows in the Mini App): the

@@ -373,10 +373,10 @@ class Handlers:
         self,
         query: CallbackQuery,
         context: ContextTypes.DEFAULT_TYPE,
-        shows: list[Committed] | None = None,
+        shows: list[Committed],
     ) -> None:
-        """Decode, apply, answer. A move stored on the way is put in ``shows`` (when
-        given), to be shown after the answer: the spinner stops as soon as it is saved."""
+        """Decode, apply, answer. A move stored on the way is put in ``shows``, to be
+        shown after the answer: the spinner stops as soon as it is saved."""
         toast: str | LinkToast | None
         kwargs: dict[str, Any] = {}
         try:
@@ -508,7 +508,7 @@ class Handlers:
         return None
 
     async def hand_button(
-        self, query: CallbackQuery, button: HandButton, shows: list[Committed] | None = None
+        self, query: CallbackQuery, button: HandButton, shows: list[Committed]
     ) -> str | None:
         user_id = query.from_user.id
         chat_id, gid, step = button.chat_id, button.game_id, button.step
@@ -523,10 +523,7 @@ class Handlers:
                 if err.key != "toast.moved_on":
                     raise
                 raise await self.moved_on(query, chat_id) from None
-            if shows is None:
-                await self.games.show(committed)
-            else:
-                shows.append(committed)
+            shows.append(committed)
             return None
         if button.op == "leave_yes":
             self.games.clear_mode(chat_id, user_id)

@@ -802,28 +802,6 @@ class Storage:
     async def set_timer(self, chat_id: int, due: float) -> None:
         await self.redis.zadd(timers_key(shard_of(chat_id)), {str(chat_id): due})
 
-    async def next_due(self) -> float | None:
-        firsts = await self._read_each(
-            ALL_TIMER_KEYS, lambda client, key: client.zrange(key, 0, 0, withscores=True)
-        )
-        return min((float(first[0][1]) for first in firsts if first), default=None)
-
-    async def claim_due(self, now: float, limit: int = 100) -> list[int]:
-        """Due timers this process won, each leased for ``TIMER_LEASE`` seconds: the
-        claim moves the timer into the future for exactly one claimant; ``release_timer``
-        ends it when done. A worker that dies mid-timer leaves it to come back."""
-        claimed = []
-        due = await self._read_each(
-            ALL_TIMER_KEYS,
-            lambda client, key: client.zrangebyscore(key, "-inf", now, start=0, num=limit),
-        )
-        for key, members in zip(ALL_TIMER_KEYS, due, strict=True):
-            for member in members:
-                chat_id = int(as_text(member))
-                if await self.claim_timer(chat_id, key, now):
-                    claimed.append(chat_id)
-        return claimed
-
     async def timers_due_by(self, until: float, limit: int = 100) -> list[tuple[float, int, str]]:
         """Timers due by ``until`` (at most ``limit`` per shard): (due, chat id, key)."""
         found = await self._read_each(
@@ -839,7 +817,10 @@ class Storage:
         ]
 
     async def claim_timer(self, chat_id: int, key: str, now: float) -> bool:
-        """Lease the chat's timer in ``key`` if it is due (see ``claim_due``)."""
+        """Lease the chat's timer in ``key`` if it is due by ``now``: the claim moves it
+        ``TIMER_LEASE`` seconds into the future for exactly one claimant;
+        ``release_timer`` ends it when done. A worker that dies mid-timer leaves it to
+        come back."""
         lease = now + TIMER_LEASE
         if not await self._lease(key, str(chat_id), now, lease):
             return False

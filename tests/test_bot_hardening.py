@@ -11,6 +11,7 @@ from typing import Any
 import fakeredis
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
+from support.timers import next_due
 
 from bot import outbox
 from bot.bounded import BoundedDict
@@ -55,7 +56,7 @@ async def test_a_timer_redis_refused_is_kept_and_written_later() -> None:
     store.up = True
     await scheduler._flush_unsaved()
     assert scheduler.unsaved == {}
-    assert await store.next_due() == 2000.0
+    assert await next_due(store) == 2000.0
 
 
 async def test_a_failing_timer_whose_rescheduling_fails_is_not_lost() -> None:

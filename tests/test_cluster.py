@@ -16,6 +16,7 @@ from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 from support.cluster import Cluster, redis_cluster
 from support.harness import FakeClock, harness, open_lobby, play_out, press
+from support.timers import claim_due
 
 from bot.flow import Moment, Person, Timing, join, new_lobby
 from bot.records import Table
@@ -100,7 +101,7 @@ async def test_transactions_never_run_in_a_helper_thread(
     monkeypatch.setattr(threading.Thread, "start", no_threads)
     assert await s.update_table(GROUP, lobby_write) == "g1"
     await s.set_timer(GROUP, 1.0)
-    assert await s.claim_due(2.0) == [GROUP]
+    assert await claim_due(s, 2.0) == [GROUP]
     await s.release_timer(GROUP)
     new = GROUP * 1000 - 2
     moved = await s.migrate_chat(GROUP, new)
@@ -128,17 +129,17 @@ async def test_two_workers_claim_a_timer_once_and_a_dead_claim_is_taken_over(
     chats = list(range(-500, -520, -1))
     for chat in chats:
         await first.set_timer(chat, 100.0)
-    got = await asyncio.gather(first.claim_due(150.0), second.claim_due(150.0))
+    got = await asyncio.gather(claim_due(first, 150.0), claim_due(second, 150.0))
     assert sorted(got[0] + got[1]) == sorted(chats)  # every timer, each once
     assert not set(got[0]) & set(got[1])
-    assert await first.claim_due(150.0 + TIMER_LEASE / 2) == []  # leased, not yet back
+    assert await claim_due(first, 150.0 + TIMER_LEASE / 2) == []  # leased, not yet back
     for chat in got[1]:
         await second.release_timer(chat)  # finished: gone for good
     # The first worker dies without releasing: its timers come back after the lease.
     third = store(client)
-    taken = await third.claim_due(150.0 + TIMER_LEASE + 1)
+    taken = await claim_due(third, 150.0 + TIMER_LEASE + 1)
     assert sorted(taken) == sorted(got[0])
-    assert not set(await store(client).claim_due(1e12)) & set(got[1])
+    assert not set(await claim_due(store(client), 1e12)) & set(got[1])
 
 
 class CrashAfterCommit(Storage):

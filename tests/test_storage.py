@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from redis.asyncio import Redis
+from support.timers import claim_due, next_due
 
 from bot.records import Table
 from bot.storage import (
@@ -89,11 +90,11 @@ async def test_exactly_one_claimant_wins_a_due_timer(any_redis: Redis) -> None:
     first, second = storage(any_redis), storage(any_redis)
     await first.set_timer(CHAT, 10.0)
     await first.set_timer(-2, 50.0)
-    assert await first.next_due() == 10.0
-    got = await asyncio.gather(first.claim_due(20.0), second.claim_due(20.0))
+    assert await next_due(first) == 10.0
+    got = await asyncio.gather(claim_due(first, 20.0), claim_due(second, 20.0))
     assert sorted(got, key=len) == [[], [CHAT]]
-    assert await first.claim_due(20.0) == []
-    assert await first.next_due() == 50.0
+    assert await claim_due(first, 20.0) == []
+    assert await next_due(first) == 50.0
 
 
 async def test_chat_language_is_set_by_the_first_caller(any_redis: Redis) -> None:

@@ -43,15 +43,14 @@ class Scheduler:
         self.max_sleep = max_sleep
         self._wake = asyncio.Event()
         self._wake_at = 0.0
-        """When the sleeping loop looks at the timers next: a timer due later needs no
-        wake-up, which spares a tick (and its reads of every shard) per move."""
+        """When the sleeping loop wakes next (0: it is not sleeping): a timer due later
+        needs no wake-up, which spares a tick per move."""
         self._ticking = False
         self._upcoming: list[tuple[float, int, str]] = []
         """Timers due before the next read (due, chat id, key), from that read or set here."""
         self._next_read = 0.0
         self._task: asyncio.Task[None] | None = None
         self._running: set[asyncio.Task[None]] = set()
-        self._busy: set[int] = set()
         self._stopping = False
         self.unsaved: dict[int, float] = {}
         """Timers Redis did not take yet: chat id -> due time."""

@@ -59,7 +59,7 @@ class Card(int):
         return 1 << self
 
     def __str__(self) -> str:
-        return rank_name(self.rank) + SUIT_SYMBOLS[self // 13]
+        return _TEXTS[self]
 
     def __repr__(self) -> str:
         return f"Card({self!s})"
@@ -73,6 +73,9 @@ class Card(int):
     @staticmethod
     def parse(text: str) -> Card:
         """Parse ``10♥``, ``Q♣``, ``6s`` or ``Th``; raise ``ValueError`` on anything else."""
+        known = _BY_TEXT.get(text)
+        if known is not None:  # as printed (see _TEXTS)
+            return known
         raw = text.strip()
         if len(raw) < 2:
             raise ParseError(f"not a card: {text!r}")
@@ -89,6 +92,9 @@ def rank_name(rank: int) -> str:
 
 
 CARDS: Final = tuple(Card(i) for i in range(52))
+# Printed and parsed by the hundred for every stored game: looked up, not computed.
+_TEXTS: Final = tuple(rank_name(i % 13 + 2) + SUIT_SYMBOLS[i // 13] for i in range(52))
+_BY_TEXT: Final = {text: CARDS[i] for i, text in enumerate(_TEXTS)}
 
 # RANK_MASK[rank]: the four cards of that rank.
 RANK_MASK: Final = tuple(

@@ -8,6 +8,7 @@ players and computer players only ever get ``engine.view``.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from engine.cards import CARDS, Card, cards_of, mask_of
@@ -164,43 +165,91 @@ class State(NamedTuple):
         return cls.from_dict(json.loads(text))
 
 
-def _encode(value: object) -> object:
-    if isinstance(value, Card):
-        return str(value)
-    if isinstance(value, tuple):
-        return [_encode(v) for v in value]
-    return value
-
-
 _CARD_FIELDS = frozenset({"card", "attack", "gave", "got", "trump_card"})
 _CARDS_FIELDS = frozenset({"cards"})
 
 
+def _card_or_none(raw: Any) -> Card | None:
+    return None if raw is None else Card.parse(raw)
+
+
+def _cards(raw: Any) -> tuple[Card, ...]:
+    return tuple(Card.parse(c) for c in raw)
+
+
+def _seats(raw: Any) -> tuple[int, ...]:
+    return tuple(int(p) for p in raw)
+
+
+def _as_is(raw: Any) -> Any:
+    return raw
+
+
+def _decoder(name: str) -> Callable[[Any], Any]:
+    if name in _CARD_FIELDS:
+        return _card_or_none
+    if name in _CARDS_FIELDS:
+        return _cards
+    if name == "order":
+        return _seats
+    return _as_is
+
+
+# Per event type, its fields with their decoders and whether they have a default: a stored
+# game holds hundreds of events, so the per-field decisions are made once, here.
+_DECODING: dict[str, tuple[type[Event], tuple[tuple[str, Callable[[Any], Any], bool], ...]]] = {
+    kind: (
+        cls,
+        tuple(
+            (name, _decoder(name), name in cls._field_defaults)
+            for name in cls._fields
+            if name != "kind"
+        ),
+    )
+    for kind, cls in EVENT_TYPES.items()
+}
+
+
+def _card_text(card: Card | None) -> str | None:
+    return None if card is None else str(card)
+
+
+def _texts(cards: tuple[Card, ...]) -> list[str]:
+    return [str(c) for c in cards]
+
+
+def _encoder(name: str) -> Callable[[Any], Any] | None:
+    if name in _CARD_FIELDS:
+        return _card_text
+    if name in _CARDS_FIELDS:
+        return _texts
+    if name == "order":
+        return list
+    return None  # a number or a flag: stored as it is
+
+
+# The same per type for writing: (position, name, encoder or None) of every field but kind.
+_ENCODING: dict[str, tuple[tuple[int, str, Callable[[Any], Any] | None], ...]] = {
+    kind: tuple((i, name, _encoder(name)) for i, name in enumerate(cls._fields) if name != "kind")
+    for kind, cls in EVENT_TYPES.items()
+}
+
+
 def event_to_dict(event: Event) -> dict[str, Any]:
     data: dict[str, Any] = {"type": event.kind}
-    for name, value in zip(event._fields, event, strict=True):
-        if name != "kind":
-            data[name] = _encode(value)
+    for i, name, encode in _ENCODING[event.kind]:
+        value = event[i]
+        data[name] = value if encode is None else encode(value)
     return data
 
 
 def event_from_dict(data: dict[str, Any]) -> Event:
-    cls = EVENT_TYPES[data["type"]]
+    cls, fields = _DECODING[data["type"]]
     kwargs: dict[str, Any] = {}
-    for name in cls._fields:
-        if name == "kind":
-            continue
-        if name not in data and name in cls._field_defaults:
+    for name, decode, has_default in fields:
+        if has_default and name not in data:
             continue  # a field added later: games stored before it get its default
-        raw = data[name]
-        if name in _CARD_FIELDS:
-            kwargs[name] = None if raw is None else Card.parse(raw)
-        elif name in _CARDS_FIELDS:
-            kwargs[name] = tuple(Card.parse(c) for c in raw)
-        elif name == "order":
-            kwargs[name] = tuple(int(p) for p in raw)
-        else:
-            kwargs[name] = raw
+        kwargs[name] = decode(data[name])
     return cls(**kwargs)
 
 

@@ -84,7 +84,10 @@ class MeteredRequest(BaseRequest):
     ) -> tuple[int, bytes]:
         if self._session is None or self._session.closed:
             raise RuntimeError("the Bot API client is not initialized")
+        # Method names are case-insensitive; the outbox spells some with a capital (see
+        # bot.outbox.RAW_EDIT): one label per method, as the Bot API documents it.
         api_method = url.rsplit("/", 1)[-1]
+        api_method = api_method[:1].lower() + api_method[1:]
         read = self._read if isinstance(read_timeout, DefaultValue) else read_timeout
         write = self._write if isinstance(write_timeout, DefaultValue) else write_timeout
         connect = self._connect if isinstance(connect_timeout, DefaultValue) else connect_timeout

@@ -30,7 +30,8 @@ class Fault:
     def matches(self, method: str, chat_id: int | None) -> bool:
         return (
             (self.times is None or self.times > 0)
-            and (self.method is None or self.method == method)
+            # The Bot API's method names are case-insensitive (the bot's raw calls use that).
+            and (self.method is None or self.method.lower() == method.lower())
             and (self.chat_id is None or self.chat_id == chat_id)
         )
 

@@ -416,9 +416,14 @@ class CountingBot:
         self.sent.append((chat_id, text))
         return SimpleNamespace(message_id=next(self.ids))
 
-    async def edit_message_text(self, text: str, *, chat_id: int, message_id: int, **_: Any) -> Any:
+    async def do_api_request(self, endpoint: str, api_kwargs: dict[str, Any]) -> Any:
+        # The outbox's raw calls; the Bot API's method names are case-insensitive.
+        if endpoint.lower() == "sendmessage":
+            sent = await self.send_message(api_kwargs["chat_id"], api_kwargs["text"])
+            return {"message_id": sent.message_id}
+        assert endpoint.lower() == "editmessagetext"
         await asyncio.sleep(0.02)
-        self.edited.append((chat_id, message_id, text))
+        self.edited.append((api_kwargs["chat_id"], api_kwargs["message_id"], api_kwargs["text"]))
         return True
 
 

@@ -46,12 +46,13 @@ def choose(legal: list[str], rng: random.Random) -> str:
 
 
 class AppTable:
-    """Two players of one group, each with its own event stream."""
+    """Two players of one group, each with its own event stream (each on the app's
+    address in ``bases``: in a fleet, the two may talk to different workers)."""
 
     def __init__(
         self,
         http: aiohttp.ClientSession,
-        base: str,
+        bases: dict[int, str],
         token: str,
         chat: int,
         game: str,
@@ -60,7 +61,7 @@ class AppTable:
         rng: random.Random,
         think: tuple[float, float],
     ) -> None:
-        self.http, self.base, self.chat, self.game = http, base, chat, game
+        self.http, self.bases, self.chat, self.game = http, bases, chat, game
         self.users, self.results, self.rng, self.think = users, results, rng, think
         now = int(time.time())
         self.init = {u: make_init_data(token, u, f"U{u}", auth_date=now) for u in users}
@@ -71,7 +72,8 @@ class AppTable:
     async def stream(self, user: int, stop_at: float) -> None:
         params = {"game": self.game, "init_data": self.init[user]}
         timeout = aiohttp.ClientTimeout(total=None, sock_read=None)
-        async with self.http.get(f"{self.base}/api/events", params=params, timeout=timeout) as r:
+        url = f"{self.bases[user]}/api/events"
+        async with self.http.get(url, params=params, timeout=timeout) as r:
             r.raise_for_status()
             async for raw in r.content:
                 line = raw.decode().rstrip("\n")
@@ -116,7 +118,8 @@ class AppTable:
             sent = self.results.sent_at[(self.chat, state["step"] + 1)] = time.monotonic()
             body = {"game": self.game, "action": action, "step": state["step"]}
             headers = {"X-Telegram-Init-Data": self.init[mover]}
-            async with self.http.post(f"{self.base}/api/move", json=body, headers=headers) as r:
+            url = f"{self.bases[mover]}/api/move"
+            async with self.http.post(url, json=body, headers=headers) as r:
                 self.results.posts.append(time.monotonic() - sent)
                 if r.status == 200:
                     self.results.moves += 1
@@ -138,20 +141,33 @@ class AppTable:
 async def measure(
     emu: Any,
     tables: list[tuple[int, str, tuple[int, int]]],
-    base: str,
+    bases: list[str],
     token: str,
     seconds: float,
     think: tuple[float, float],
-    bot_pid: int,
+    bot_pids: list[int],
 ) -> None:
-    """Open every player's app, let the hands collapse, then play for ``seconds``."""
+    """Open every player's app, let the hands collapse, then play for ``seconds``. With
+    several ``bases`` (one per worker, as a reverse proxy would spread them), the two
+    players of table i use bases i and i + 1: every move reaches one of them through
+    another worker."""
     results = AppResults()
     rng = random.Random(1)
     connector = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(connector=connector) as http:
         apps = [
-            AppTable(http, base, token, chat, game, users, results, rng, think)
-            for chat, game, users in tables
+            AppTable(
+                http,
+                {user: bases[(i + j) % len(bases)] for j, user in enumerate(users)},
+                token,
+                chat,
+                game,
+                users,
+                results,
+                rng,
+                think,
+            )
+            for i, (chat, game, users) in enumerate(tables)
         ]
         stop_at = time.monotonic() + 3600
         streams = [task for app in apps for task in app.connect(stop_at)]
@@ -164,13 +180,13 @@ async def measure(
             await quiet(emu)
             print(f"hands collapsed; measuring {seconds:.0f}s", flush=True)
             emu.reset_stats()
-            cpu_before = cpu_seconds(bot_pid)
+            cpu_before = sum(cpu_seconds(pid) for pid in bot_pids)
             bench_before = cpu_seconds(os.getpid())
             started = time.monotonic()
             stop_at = started + seconds
             await asyncio.gather(*(app.play(stop_at) for app in apps))
             elapsed = time.monotonic() - started
-            bot_cpu = cpu_seconds(bot_pid) - cpu_before
+            bot_cpu = sum(cpu_seconds(pid) for pid in bot_pids) - cpu_before
             bench_cpu = cpu_seconds(os.getpid()) - bench_before
         finally:
             for task in streams:
@@ -182,7 +198,10 @@ async def measure(
     calls = stats.total - stats.calls.get("getUpdates", 0)
     private = sum(n for chat, n in stats.chat_calls.items() if chat > 0)
     fan = results.fanout
-    print(f"app mode: {len(tables)} tables, {2 * len(tables)} event streams, {elapsed:.1f}s")
+    print(
+        f"app mode: {len(tables)} tables, {2 * len(tables)} event streams, "
+        f"{len(bases)} app server(s), {elapsed:.1f}s"
+    )
     print(
         f"moves: {results.moves} ({results.moves / elapsed:.1f}/s); conflicts (409): "
         f"{results.conflicts}; errors: {results.errors}; games finished: {results.games_done}"
@@ -209,7 +228,7 @@ async def measure(
         f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
     )
     print(
-        f"bot process CPU: {bot_cpu:.1f}s in {elapsed:.1f}s "
+        f"bot process CPU (all workers): {bot_cpu:.1f}s in {elapsed:.1f}s "
         f"({bot_cpu / max(1, results.moves) * 1000:.1f} ms per move, all work included)"
     )
 

@@ -259,10 +259,14 @@ async def redis_commands(redis_env: dict[str, str]) -> dict[str, int]:
 
 @contextlib.asynccontextmanager
 async def bot_processes(
-    args: argparse.Namespace, env: dict[str, str], emu: BotApiEmulator
+    args: argparse.Namespace,
+    env: dict[str, str],
+    emu: BotApiEmulator,
+    app_ports: list[int],
 ) -> AsyncIterator[list[int]]:
-    """The bot: one polling process, or ``--workers`` webhook workers behind a front.
-    Yields their pids; stops them at the end and prints their latency summaries."""
+    """The bot: one polling process, or ``--workers`` webhook workers behind a front
+    (worker i serves the Mini App on ``app_ports[i]`` when given). Yields their pids;
+    stops them at the end and prints their latency summaries."""
     logs: list[IO[str]] = []
     try:
         if args.workers == 1 and not args.webhook:
@@ -286,7 +290,9 @@ async def bot_processes(
         try:
             for i in range(args.workers):
                 logs.append(open(f"{args.bot_log}.{i}", "w"))  # noqa: SIM115 - closed below
-                workers.append(await start_worker(front, Path.cwd(), env, log=logs[-1]))
+                # Each worker serves the Mini App on its own port (a reverse proxy's backends).
+                own = env | {"WEBAPP_PORT": str(app_ports[i])} if app_ports else env
+                workers.append(await start_worker(front, Path.cwd(), own, log=logs[-1]))
             await wait_ready(workers, timeout=120)
             yield [w.process.pid for w in workers]
             served = sorted(front.served.values())
@@ -321,11 +327,13 @@ async def measure_bot(args: argparse.Namespace, redis_env: dict[str, str]) -> No
         "TURN_TIMEOUT": "600",
         "LOG_LEVEL": "INFO",
     }
+    app_ports = [free_port() for _ in range(args.workers)] if args.app else []
     if args.app:
-        webapp_port = free_port()
-        env |= {"WEBAPP_URL": f"http://127.0.0.1:{webapp_port}", "WEBAPP_PORT": str(webapp_port)}
+        # Buttons open the first worker's address; players use every worker's (see measure).
+        first = app_ports[0]
+        env |= {"WEBAPP_URL": f"http://127.0.0.1:{first}", "WEBAPP_PORT": str(first)}
     try:
-        async with bot_processes(args, env, emu) as pids:
+        async with bot_processes(args, env, emu, app_ports) as pids:
             t0 = time.monotonic()
             tables = await set_up(emu, args.groups)
             print(f"set up {len(tables)} groups in {time.monotonic() - t0:.1f}s", flush=True)
@@ -342,7 +350,8 @@ async def measure_bot(args: argparse.Namespace, redis_env: dict[str, str]) -> No
                     for c, (a, b) in tables
                 ]
                 think = (args.think_min, args.think_max)
-                await measure(emu, games, env["WEBAPP_URL"], TOKEN, args.seconds, think, pids[0])
+                bases = [f"http://127.0.0.1:{port}" for port in app_ports]
+                await measure(emu, games, bases, TOKEN, args.seconds, think, pids)
                 return
             await play_and_report(args, emu, tables, pids, redis_env)
     finally:

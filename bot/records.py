@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from bot.names import short_name
 from engine import Rules, Series, State
@@ -104,6 +104,8 @@ class ChatGame(BaseModel):
     finished_at: float | None = None
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    _parsed: tuple[dict[str, Any], State] | None = PrivateAttr(None)
+    """``state`` and the engine state parsed from it (see ``engine_state``)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -114,9 +116,21 @@ class ChatGame(BaseModel):
         return data
 
     def engine_state(self) -> State:
+        """The running game. Parsed once per record read: a move's messages and views all
+        ask for it (the stored dict is never changed in place, only replaced)."""
         if self.state is None:
             raise ValueError("no game running")
-        return State.from_dict(self.state)
+        parsed = self._parsed
+        if parsed is not None and parsed[0] is self.state:
+            return parsed[1]
+        state = State.from_dict(self.state)
+        self._parsed = (self.state, state)
+        return state
+
+    def set_engine_state(self, state: State) -> None:
+        """Store ``state`` as the running game (``engine_state`` then returns it as is)."""
+        self.state = state.to_dict()
+        self._parsed = (self.state, state)
 
     @property
     def games_played(self) -> int:

@@ -213,7 +213,7 @@ def start(
     state = series.next_game(seed=game_seed(game.game_id, series.games_played))
     game.series = series
     game.phase = "playing"
-    game.state = state.to_dict()
+    game.set_engine_state(state)
     game.lobby_expires_at = None
     # The lobby message becomes the table: one message per game, edited in place.
     game.table_message_id = game.lobby_message_id

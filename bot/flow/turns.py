@@ -202,7 +202,7 @@ def leave_game(game: ChatGame | None, moment: Moment, game_id: str, user_id: int
 
 
 def _advance(game: ChatGame, before: State, after: State, moment: Moment, effects: Effects) -> None:
-    game.state = after.to_dict()
+    game.set_engine_state(after)
     if after.over:
         finish(game, after, effects, early=False, now=moment.now)
         return

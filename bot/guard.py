@@ -138,7 +138,9 @@ class Guard:
             return
         try:
             async with asyncio.timeout(self.storage_wait):
-                table = await self.games.storage.load_table(chat_id)
+                # Only looked at (adopting writes its own copy): the parse the last move's
+                # messages already made is shared, not repeated for every tap.
+                table = await self.games.storage.peek_table(chat_id)
         except (RedisError, TimeoutError) as err:
             log.warning("storage unavailable for a tap: %s", err)
             await self.try_again(query)

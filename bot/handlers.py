@@ -352,7 +352,8 @@ class Handlers:
         shows: list[Committed] = []
         with self.games.box.coming():
             try:
-                await self.handle_button(query, context, shows)
+                with self.games.box.answering():
+                    await self.handle_button(query, context, shows)
             finally:
                 elapsed = time.monotonic() - started
                 self.answer_times.append(elapsed)

@@ -73,6 +73,9 @@ class SendBusy(Exception):
 
 
 SEND_BUSY_RETRY = 0.3
+TAPS_FIRST_WAIT = 0.05
+"""At most this long a job about to render waits for the taps being answered: a spinner
+is what people feel, a message a moment later is not (see ``Outbox.answering``)."""
 IN_FLIGHT_SECONDS = 2.0
 """Jobs past their chat's pacing that may read, render and wait for the global budget at
 once: this many seconds of the global rate, per kind of chat. The others wait *before*
@@ -211,6 +214,9 @@ class Outbox:
         self._in_flight = {True: asyncio.Semaphore(in_flight), False: asyncio.Semaphore(in_flight)}
         """Per kind (group or private chat): groups wait longest for the global budget and
         must not hold back the hands' turns."""
+        self._answering = 0
+        self._answered = asyncio.Event()
+        self._answered.set()
         self.wall_clock = wall_clock
         self.settle_delay = settle_delay
         self.reconcile_after = 2 * settle_delay
@@ -394,6 +400,25 @@ class Outbox:
         finally:
             self._active -= 1
             self._idle.set()
+
+    @contextlib.contextmanager
+    def answering(self) -> Iterator[None]:
+        """A tap is being answered. Jobs about to render wait until no tap is (at most
+        ``TAPS_FIRST_WAIT``): each of the tap's Redis round trips otherwise queues behind
+        every job whose reply came in meanwhile, a millisecond or two of rendering each."""
+        self._answering += 1
+        self._answered.clear()
+        try:
+            yield
+        finally:
+            self._answering -= 1
+            if not self._answering:
+                self._answered.set()
+
+    async def _taps_first(self) -> None:
+        if self._answering:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._answered.wait(), TAPS_FIRST_WAIT)
 
     async def idle(self) -> None:
         """Wait until every lane is empty (tests, shutdown)."""
@@ -741,6 +766,7 @@ class Outbox:
             job.covers = owed.rev
             if table is None or shown_elsewhere(job, owed):
                 return
+            await self._taps_first()
             content = await self.render_group(table)
             lobby = table.phase in ("lobby", "cancelled")
             current = table.lobby_message_id if lobby else table.table_message_id
@@ -815,6 +841,7 @@ class Outbox:
             info = table.seats[seat]
             if table.phase != "playing" and info.hand_message_id is None:
                 return
+            await self._taps_first()
             content = await self.render_hand(table, seat)
             slot = ("hand", table.chat_id, table.game_id)
             # Whether the hand comes as a new (notifying) message is decided by the owed

@@ -17,9 +17,10 @@ from bot import outbox
 from bot.bounded import BoundedDict
 from bot.guard import FLOOD_MAX, FLOOD_WINDOW, Guard
 from bot.outbox import Outbox
+from bot.records import ChatGame
 from bot.render import Rendered
 from bot.scheduler import Scheduler
-from bot.storage import Storage
+from bot.storage import Storage, Write
 
 
 class Clock:
@@ -191,6 +192,9 @@ class SilentBot:
 
         return Sent()
 
+    async def do_api_request(self, endpoint: str, api_kwargs: dict[str, Any]) -> Any:
+        return {"message_id": 1}  # the outbox's raw sendMessage / editMessageText
+
 
 class MovingClock:
     def __init__(self) -> None:
@@ -280,6 +284,57 @@ async def test_a_burst_of_output_is_worked_on_a_few_jobs_at_a_time(
     await asyncio.wait_for(box.idle(), 5)
     assert bot.most == 5
     assert box.stats.sent == 30
+
+
+async def test_output_waits_to_render_until_the_tap_being_answered_is(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The wait is capped; long enough here that only the answer can end it.
+    monkeypatch.setattr(outbox, "TAPS_FIRST_WAIT", 30.0)
+    storage = Storage(fakeredis.aioredis.FakeRedis(), finished_ttl=10, idle_ttl=10)
+    tap_open = False
+    rendered_during_tap: list[bool] = []
+
+    async def render(*args: Any) -> Rendered:
+        rendered_during_tap.append(tap_open)
+        return Rendered("lobby")
+
+    box = Outbox(
+        SilentBot(),  # type: ignore[arg-type]
+        storage,
+        render_group=render,
+        render_hand=render,
+        group_interval=0,
+        group_max_per_minute=100,
+        calm_delay=0,
+        private_interval=0,
+        global_rate=100,
+    )
+    await storage.update_table(
+        -5, lambda _: Write(ChatGame(game_id="g1", chat_id=-5, creator_id=1), None)
+    )
+    game = await storage.load_table(-5)
+    assert game is not None
+    read = asyncio.Event()
+    read_record = storage.owed_and_table
+
+    async def owed_and_table(chat_id: int) -> Any:
+        try:
+            return await read_record(chat_id)
+        finally:
+            read.set()
+
+    monkeypatch.setattr(storage, "owed_and_table", owed_and_table)
+    with box.answering():
+        tap_open = True
+        box.refresh(game)
+        await asyncio.wait_for(read.wait(), 5)  # the job is about to render
+        for _ in range(20):
+            await asyncio.sleep(0)  # it may run as far as it will
+        assert rendered_during_tap == []
+        tap_open = False
+    await asyncio.wait_for(box.idle(), 5)
+    assert rendered_during_tap == [False]
 
 
 def test_a_member_flooding_commands_is_quieted() -> None:

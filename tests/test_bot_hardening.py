@@ -196,6 +196,34 @@ class SilentBot:
         return {"message_id": 1}  # the outbox's raw sendMessage / editMessageText
 
 
+async def render_x(*args: Any) -> Rendered:
+    return Rendered("x")
+
+
+def unpaced_outbox(
+    bot: object,
+    storage: Storage | None = None,
+    render: Callable[..., Awaitable[Rendered]] = render_x,
+    **options: Any,
+) -> Outbox:
+    """An outbox on fakeredis with no per-chat pacing (the global rate and ``options`` as
+    given)."""
+    settings: dict[str, Any] = {
+        "group_interval": 0,
+        "group_max_per_minute": 100,
+        "calm_delay": 0,
+        "private_interval": 0,
+        "global_rate": 100,
+    }
+    return Outbox(
+        bot,  # type: ignore[arg-type]
+        storage or Storage(fakeredis.aioredis.FakeRedis(), finished_ttl=10, idle_ttl=10),
+        render_group=render,
+        render_hand=render,
+        **(settings | options),
+    )
+
+
 class MovingClock:
     def __init__(self) -> None:
         self.offset = 0.0
@@ -206,24 +234,7 @@ class MovingClock:
 
 async def test_idle_chats_are_forgotten() -> None:
     clock = MovingClock()
-    store = Storage(fakeredis.aioredis.FakeRedis(), finished_ttl=10, idle_ttl=10)
-
-    async def render(*args: Any) -> Rendered:
-        return Rendered("x")
-
-    box = Outbox(
-        SilentBot(),  # type: ignore[arg-type]
-        store,
-        render_group=render,
-        render_hand=render,
-        group_interval=0,
-        group_max_per_minute=100,
-        calm_delay=0,
-        private_interval=0,
-        global_rate=1000,
-        clock=clock,
-        idle_forget=60,
-    )
+    box = unpaced_outbox(SilentBot(), global_rate=1000, clock=clock, idle_forget=60)
     for chat in range(1, 201):
         box.say(chat, Rendered("hi"))
     await asyncio.wait_for(box.idle(), 5)
@@ -259,21 +270,7 @@ async def test_a_burst_of_output_is_worked_on_a_few_jobs_at_a_time(
     # 0.05 s of a 100/s budget: five jobs of each kind at once (at least four).
     monkeypatch.setattr(outbox, "IN_FLIGHT_SECONDS", 0.05)
     bot = HeldBot()
-
-    async def render(*args: Any) -> Rendered:
-        return Rendered("x")
-
-    box = Outbox(
-        bot,  # type: ignore[arg-type]
-        Storage(fakeredis.aioredis.FakeRedis(), finished_ttl=10, idle_ttl=10),
-        render_group=render,
-        render_hand=render,
-        group_interval=0,
-        group_max_per_minute=100,
-        calm_delay=0,
-        private_interval=0,
-        global_rate=100,
-    )
+    box = unpaced_outbox(bot)
     for chat in range(1, 31):
         box.say(chat, Rendered("hi"))
     await asyncio.wait_for(bot.crowded.wait(), 5)
@@ -299,17 +296,7 @@ async def test_output_waits_to_render_until_the_tap_being_answered_is(
         rendered_during_tap.append(tap_open)
         return Rendered("lobby")
 
-    box = Outbox(
-        SilentBot(),  # type: ignore[arg-type]
-        storage,
-        render_group=render,
-        render_hand=render,
-        group_interval=0,
-        group_max_per_minute=100,
-        calm_delay=0,
-        private_interval=0,
-        global_rate=100,
-    )
+    box = unpaced_outbox(SilentBot(), storage, render)
     await storage.update_table(
         -5, lambda _: Write(ChatGame(game_id="g1", chat_id=-5, creator_id=1), None)
     )

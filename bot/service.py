@@ -210,7 +210,8 @@ class Games:
     # --- timers and computer seats ----------------------------------------------------------
 
     async def timer_fired(self, chat_id: int) -> None:
-        game = await self.storage.load_table(chat_id)
+        # Looked at, not changed (``run`` reads its own copy): the shared parse will do.
+        game = await self.storage.peek_table(chat_id)
         if game is None or game.phase != "playing":
             return
         now = self.clock()
@@ -229,7 +230,7 @@ class Games:
         await self.ensure_timer(chat_id)
 
     async def ensure_timer(self, chat_id: int) -> None:
-        game = await self.storage.load_table(chat_id)
+        game = await self.storage.peek_table(chat_id)
         if game is not None and game.phase == "playing":
             due = flow.next_due(game)
             if due is not None:

@@ -29,7 +29,8 @@ class TurnGate:
 
     async def fire(self, chat_id: int) -> None:
         """The scheduler's callback: postpone a due turn deadline, or run the timer."""
-        table = await self.games.storage.load_table(chat_id)
+        # Only looked at: while hands are late this runs every ``poll`` seconds per table.
+        table = await self.games.storage.peek_table(chat_id)
         if table is not None and table.phase == "playing":
             later = await self.postpone_until(table, self.games.clock())
             if later is not None:

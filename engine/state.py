@@ -173,8 +173,16 @@ def _card_or_none(raw: Any) -> Card | None:
     return None if raw is None else Card.parse(raw)
 
 
+def _card_text(card: Card | None) -> str | None:
+    return None if card is None else str(card)
+
+
 def _cards(raw: Any) -> tuple[Card, ...]:
     return tuple(Card.parse(c) for c in raw)
+
+
+def _texts(cards: tuple[Card, ...]) -> list[str]:
+    return [str(c) for c in cards]
 
 
 def _seats(raw: Any) -> tuple[int, ...]:
@@ -185,24 +193,32 @@ def _as_is(raw: Any) -> Any:
     return raw
 
 
-def _decoder(name: str) -> Callable[[Any], Any]:
+_Codec = tuple[Callable[[Any], Any], Callable[[Any], Any] | None]
+
+
+def _codec(name: str) -> _Codec:
+    """How an event field is read from JSON and written to it (None: stored as it is, a
+    number or a flag)."""
     if name in _CARD_FIELDS:
-        return _card_or_none
+        return _card_or_none, _card_text
     if name in _CARDS_FIELDS:
-        return _cards
+        return _cards, _texts
     if name == "order":
-        return _seats
-    return _as_is
+        return _seats, list
+    return _as_is, None
 
 
-# Per event type, its fields with their decoders and whether they have a default: a stored
-# game holds hundreds of events, so the per-field decisions are made once, here.
-_DECODING: dict[str, tuple[type[Event], tuple[tuple[str, Callable[[Any], Any], bool], ...]]] = {
+_Field = tuple[int, str, Callable[[Any], Any], Callable[[Any], Any] | None, bool]
+"""Position, name, decoder, encoder (see ``_codec``), whether it has a default."""
+
+# Per event type, every field but kind: a stored game holds hundreds of events, so the
+# per-field decisions are made once, here.
+_FIELDS: dict[str, tuple[type[Event], tuple[_Field, ...]]] = {
     kind: (
         cls,
         tuple(
-            (name, _decoder(name), name in cls._field_defaults)
-            for name in cls._fields
+            (i, name, *_codec(name), name in cls._field_defaults)
+            for i, name in enumerate(cls._fields)
             if name != "kind"
         ),
     )
@@ -210,43 +226,18 @@ _DECODING: dict[str, tuple[type[Event], tuple[tuple[str, Callable[[Any], Any], b
 }
 
 
-def _card_text(card: Card | None) -> str | None:
-    return None if card is None else str(card)
-
-
-def _texts(cards: tuple[Card, ...]) -> list[str]:
-    return [str(c) for c in cards]
-
-
-def _encoder(name: str) -> Callable[[Any], Any] | None:
-    if name in _CARD_FIELDS:
-        return _card_text
-    if name in _CARDS_FIELDS:
-        return _texts
-    if name == "order":
-        return list
-    return None  # a number or a flag: stored as it is
-
-
-# The same per type for writing: (position, name, encoder or None) of every field but kind.
-_ENCODING: dict[str, tuple[tuple[int, str, Callable[[Any], Any] | None], ...]] = {
-    kind: tuple((i, name, _encoder(name)) for i, name in enumerate(cls._fields) if name != "kind")
-    for kind, cls in EVENT_TYPES.items()
-}
-
-
 def event_to_dict(event: Event) -> dict[str, Any]:
     data: dict[str, Any] = {"type": event.kind}
-    for i, name, encode in _ENCODING[event.kind]:
+    for i, name, _, encode, _ in _FIELDS[event.kind][1]:
         value = event[i]
         data[name] = value if encode is None else encode(value)
     return data
 
 
 def event_from_dict(data: dict[str, Any]) -> Event:
-    cls, fields = _DECODING[data["type"]]
+    cls, fields = _FIELDS[data["type"]]
     kwargs: dict[str, Any] = {}
-    for name, decode, has_default in fields:
+    for _, name, decode, _, has_default in fields:
         if has_default and name not in data:
             continue  # a field added later: games stored before it get its default
         kwargs[name] = decode(data[name])

@@ -115,6 +115,14 @@ def hand_targets(table: Table) -> list[int]:
     ]
 
 
+def _message_params(chat_id: int, content: Rendered) -> dict[str, Any]:
+    """A raw send's or edit's text and keyboard (see ``RAW_EDIT``)."""
+    params: dict[str, Any] = {"chat_id": chat_id, "text": content.text, "parse_mode": "HTML"}
+    if content.markup is not None:
+        params["reply_markup"] = content.markup
+    return params
+
+
 def shown_elsewhere(job: Job, owed: OwedOutput) -> bool:
     """A move's refresh whose target is no longer owed: shown since, by any worker."""
     return job.owed_target is not None and owed.rev > 0 and job.owed_target not in owed.targets
@@ -639,22 +647,12 @@ class Outbox:
         """``editMessageText`` with its answer left unread: ``Bot.edit_message_text`` would
         build a whole ``Message`` from it (about 0.7 ms of CPU, a third of a move's
         output) that nothing here looks at."""
-        params: dict[str, Any] = {
-            "chat_id": chat_id,
-            "message_id": message_id,
-            "text": content.text,
-            "parse_mode": "HTML",
-        }
-        if content.markup is not None:
-            params["reply_markup"] = content.markup
+        params = _message_params(chat_id, content) | {"message_id": message_id}
         await self.bot.do_api_request(RAW_EDIT, api_kwargs=params)
 
     async def _send_text(self, chat_id: int, content: Rendered) -> int:
         """``sendMessage``, reading only the new message's id from the answer (as above)."""
-        params: dict[str, Any] = {"chat_id": chat_id, "text": content.text, "parse_mode": "HTML"}
-        if content.markup is not None:
-            params["reply_markup"] = content.markup
-        sent = await self.bot.do_api_request(RAW_SEND, api_kwargs=params)
+        sent = await self.bot.do_api_request(RAW_SEND, api_kwargs=_message_params(chat_id, content))
         return int(sent["message_id"])
 
     async def _edit_or_send(

@@ -58,23 +58,24 @@ CLUSTER_SHARDS = 3
 # ARGV: chat spacing ms, chat window size (0: none), chat window ms,
 #       global cap for this priority, global cap kept, global spacing ms, global window ms,
 #       how far ahead a global slot may be reserved (ms).
-# The chat must be free now; the global slot is the earliest one free, reserved (and
-# counted in both budgets) if it is at most ``ahead`` away. Returns {ms until the
+# The global slot is the earliest one free, reserved (and counted in both budgets) if it
+# is at most ``ahead`` away; the chat must be free by that slot. A chat's last send may
+# itself be booked a little ahead, so "free by the slot", not "free now": with no spacing
+# a chat's sends that land in one millisecond are not refused. Returns {ms until the
 # reserved slot, 0}, or {ms to wait before asking again, CHAT|GLOBAL}.
 ACQUIRE = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local spacing, wmax, wspan = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local wait = 0
+local free = now
 local hold = redis.call('GET', KEYS[2])
-if hold then wait = tonumber(hold) - now end
+if hold then free = math.max(free, tonumber(hold)) end
 local last = redis.call('LINDEX', KEYS[1], 0)
-if last then wait = math.max(wait, tonumber(last) + spacing - now) end
+if last then free = math.max(free, tonumber(last) + spacing) end
 if wmax > 0 then
   local edge = redis.call('LINDEX', KEYS[1], wmax - 1)
-  if edge then wait = math.max(wait, tonumber(edge) + wspan - now) end
+  if edge then free = math.max(free, tonumber(edge) + wspan) end
 end
-if wait > 0 then return {wait, 1} end
 local cap, kept = tonumber(ARGV[4]), tonumber(ARGV[5])
 local gspacing, gspan, ahead = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 local at = now
@@ -82,6 +83,7 @@ local newest = redis.call('LINDEX', KEYS[3], 0)
 if newest then at = math.max(at, tonumber(newest) + gspacing) end
 local edge = redis.call('LINDEX', KEYS[3], cap - 1)
 if edge then at = math.max(at, tonumber(edge) + gspan) end
+if free > at then return {free - now, 1} end
 if at - now > ahead then return {at - now - ahead, 2} end
 redis.call('LPUSH', KEYS[1], at)
 redis.call('LTRIM', KEYS[1], 0, math.max(wmax, 1) - 1)

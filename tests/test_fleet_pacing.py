@@ -69,6 +69,18 @@ async def test_a_groups_minute_budget_is_shared_by_every_worker(real_redis: Redi
     assert await booked(two, OTHER_GROUP)  # another group has its own
 
 
+async def test_a_chat_send_booked_ahead_does_not_refuse_the_next(real_redis: Redis) -> None:
+    # A full global budget books slots ahead (here every 100 ms); a chat with no spacing
+    # takes the next slot after its own booked send instead of being told it is busy.
+    # (CI once failed the test above when two of its sends landed in one millisecond.)
+    one, two, three = limiters(real_redis, global_rate=10.0, group_max_per_minute=3)
+    slots = [await worker.try_acquire(GROUP) for worker in (one, two, three)]
+    assert [cause for _, cause in slots] == [0, 0, 0]
+    assert slots[0][0] <= slots[1][0] - 90 and slots[1][0] <= slots[2][0] - 90
+    wait_ms, cause = await one.try_acquire(GROUP)  # the window of three is used up
+    assert cause == CHAT and 55_000 < wait_ms <= 60_000
+
+
 async def test_spacing_in_a_chat_holds_across_workers(real_redis: Redis) -> None:
     one, two, _ = limiters(real_redis, private_interval=1.0, group_interval=3.0)
     assert await booked(one, ANN)

@@ -22,6 +22,7 @@ log = logging.getLogger(__name__)
 
 class TurnGate:
     def __init__(self, games: Games, *, poll: float = 1.0, max_wait_turns: float = 5.0) -> None:
+        """``poll``: the shortest wait before looking again at a hand not yet shown."""
         self.games = games
         self.poll = poll
         self.max_wait_turns = max_wait_turns
@@ -29,7 +30,7 @@ class TurnGate:
 
     async def fire(self, chat_id: int) -> None:
         """The scheduler's callback: postpone a due turn deadline, or run the timer."""
-        # Only looked at: while hands are late this runs every ``poll`` seconds per table.
+        # Only looked at: while hands are late this runs every half window per table.
         table = await self.games.storage.peek_table(chat_id)
         if table is not None and table.phase == "playing":
             later = await self.postpone_until(table, self.games.clock())
@@ -62,10 +63,13 @@ class TurnGate:
             if hand is None or hand.game_id != table.game_id or hand.step < state.step:
                 if await self.games.follows_in_app(table.chat_id, info.user_id):
                     continue  # the app shows the turn live; the collapsed hand stays as is
-                # Not on screen yet: look again shortly. The outbox keeps retrying; a
-                # send that timed out long ago is reconciled (sent again) on this ask.
+                # Not on screen yet: look again within half a window. A hand that lands
+                # meanwhile still gets its whole window from landing (the branch below),
+                # so a longer look loses nobody time; polling every second cost a read
+                # per table per second while a busy bot's hands lagged. The outbox keeps
+                # retrying; a send that timed out long ago is reconciled on this ask.
                 self.games.box.refresh_hand(table.chat_id, info.user_id)
-                later = min(later or math.inf, now + self.poll)
+                later = min(later or math.inf, now + max(self.poll, window / 2))
             elif hand.at + window > now:
                 # Shown late (a busy bot, a slow network): the whole wait counts from
                 # when the buttons landed, not from the move that asked for them.

@@ -307,9 +307,18 @@ async def test_a_throw_in_window_shown_late_still_lasts_a_whole_window() -> None
     gate = TurnGate(games)  # type: ignore[arg-type]
     deadline = game.turn_deadline
     step = game.engine_state().step
-    # Not on screen at the deadline: looked at again shortly, the hand sent again.
-    assert await gate.postpone_until(game, deadline) == deadline + gate.poll
+    # Not on screen at the deadline: the hand is sent again and looked at again before
+    # a hand landing right now could lose any of its window (but not every second).
+    again = await gate.postpone_until(game, deadline)
+    assert again is not None and deadline + gate.poll < again < deadline + TIMING.throw_in_window
     assert refreshed == [user]
+    # Landed just after that look: at the next look its whole window is still ahead.
+    landed = Storage(fakeredis.aioredis.FakeRedis(), finished_ttl=60, idle_ttl=60)
+    await landed.save_user(user, UserRecord(dm_open=True))
+    await landed.mark_hand_shown(CHAT, user, GID, step, deadline + 0.1)
+    games.storage = landed
+    assert await gate.postpone_until(game, again) == deadline + 0.1 + TIMING.throw_in_window
+    games.storage = storage
     # On screen one second before the deadline: the window runs from then.
     await storage.mark_hand_shown(CHAT, user, GID, step, deadline - 1.0)
     late = deadline - 1.0 + TIMING.throw_in_window

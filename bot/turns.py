@@ -21,16 +21,24 @@ log = logging.getLogger(__name__)
 
 
 class TurnGate:
-    def __init__(self, games: Games, *, poll: float = 1.0, max_wait_turns: float = 5.0) -> None:
-        """``poll``: the shortest wait before looking again at a hand not yet shown."""
+    def __init__(
+        self,
+        games: Games,
+        *,
+        poll: float = 1.0,
+        max_poll: float = 5.0,
+        max_wait_turns: float = 5.0,
+    ) -> None:
+        """``poll`` to ``max_poll``: how soon a hand not yet shown is looked at again."""
         self.games = games
         self.poll = poll
+        self.max_poll = max_poll
         self.max_wait_turns = max_wait_turns
         self.postponed = 0
 
     async def fire(self, chat_id: int) -> None:
         """The scheduler's callback: postpone a due turn deadline, or run the timer."""
-        # Only looked at: while hands are late this runs every half window per table.
+        # Only looked at: while hands are late this runs every few seconds per table.
         table = await self.games.storage.peek_table(chat_id)
         if table is not None and table.phase == "playing":
             later = await self.postpone_until(table, self.games.clock())
@@ -63,13 +71,15 @@ class TurnGate:
             if hand is None or hand.game_id != table.game_id or hand.step < state.step:
                 if await self.games.follows_in_app(table.chat_id, info.user_id):
                     continue  # the app shows the turn live; the collapsed hand stays as is
-                # Not on screen yet: look again within half a window. A hand that lands
-                # meanwhile still gets its whole window from landing (the branch below),
-                # so a longer look loses nobody time; polling every second cost a read
-                # per table per second while a busy bot's hands lagged. The outbox keeps
-                # retrying; a send that timed out long ago is reconciled on this ask.
+                # Not on screen yet: look again within half a window (at most
+                # ``max_poll``). A hand that lands meanwhile still gets its whole window
+                # from landing (the branch below), so nobody loses time; a look every
+                # second cost a read per table per second while a busy bot's hands lagged.
+                # The outbox keeps retrying; a send that timed out long ago is reconciled
+                # (sent again) on this ask, so the looks stay a few seconds apart.
                 self.games.box.refresh_hand(table.chat_id, info.user_id)
-                later = min(later or math.inf, now + max(self.poll, window / 2))
+                look = max(self.poll, min(window / 2, self.max_poll))
+                later = min(later or math.inf, now + look)
             elif hand.at + window > now:
                 # Shown late (a busy bot, a slow network): the whole wait counts from
                 # when the buttons landed, not from the move that asked for them.

@@ -209,7 +209,7 @@ async def test_the_turn_timer_waits_for_a_hand_that_could_not_be_shown(
         h.clock.advance(61)
         h.games.scheduler.wake()
         await h.emu.wait_for(lambda: gate.postponed >= 1, what="the gate to hold the timer")
-        h.clock.advance(31)  # it looks again within half a turn, and holds it again
+        h.clock.advance(gate.max_poll + 1)  # it looks again a few seconds on: holds again
         h.games.scheduler.wake()
         await h.emu.wait_for(lambda: gate.postponed >= 2, what="the gate to hold it again")
         table = await h.table(GROUP)
@@ -217,6 +217,9 @@ async def test_the_turn_timer_waits_for_a_hand_that_could_not_be_shown(
         assert all(s.timeouts == 0 for s in table.seats)  # before: the timer took her turn
         proxy.faults.clear()  # the chats answer again: the retried hands land
         await h.emu.wait_for(lambda: live_hands(h, ANN) and live_hands(h, BOB), 40)
+        # ... and are recorded as shown (what the gate reads) just after they land.
+        shown = h.games.box.shown
+        await h.emu.wait_for(lambda: (GROUP, ANN) in shown and (GROUP, BOB) in shown, 10)
         h.clock.advance(61)
         h.games.scheduler.wake()
         await h.emu.wait_for(lambda: a_move(h, 1) is not None or a_move(h, 2) is not None, 10)

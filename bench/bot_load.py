@@ -463,6 +463,8 @@ async def play_and_report(
     usage = resource.getrusage(resource.RUSAGE_SELF)
     print(f"bench process (emulator + players) CPU: {usage.ru_utime + usage.ru_stime:.1f}s")
     print(f"429 responses: {stats.too_many_requests}; unanswered taps: {results.unanswered}")
+    # A 400 here is mostly "message is not modified": an edit that showed nothing new.
+    print(f"Bot API errors by code: {dict(sorted(stats.errors.items()))}")
 
 
 def main() -> None:

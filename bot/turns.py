@@ -15,6 +15,7 @@ import math
 from bot import flow
 from bot.records import Table
 from bot.service import Games
+from bot.storage import OwedOutput
 from engine import must_act
 
 log = logging.getLogger(__name__)
@@ -60,6 +61,7 @@ class TurnGate:
         state = table.engine_state()
         window = flow.wait_window(timing, must_act(state))
         shown = await self.games.storage.hands_shown(table.chat_id)
+        owed: OwedOutput | None = None
         later: float | None = None
         for seat in flow.waiting(state):
             info = table.seats[seat]
@@ -76,8 +78,14 @@ class TurnGate:
                 # from landing (the branch below), so nobody loses time; a look every
                 # second cost a read per table per second while a busy bot's hands lagged.
                 # The outbox keeps retrying; a send that timed out long ago is reconciled
-                # (sent again) on this ask, so the looks stay a few seconds apart.
-                self.games.box.refresh_hand(table.chat_id, info.user_id)
+                # (sent again) on this ask, so the looks stay a few seconds apart. A hand
+                # still owed is on some worker's way (or swept up after its lease): asking
+                # too would make two workers edit in the same content, the second in vain.
+                if owed is None:
+                    owed = await self.games.storage.owed_output(table.chat_id)
+                user = info.user_id
+                if f"hand:{user}" not in owed.targets and user not in owed.notify:
+                    self.games.box.refresh_hand(table.chat_id, user)
                 look = max(self.poll, min(window / 2, self.max_poll))
                 later = min(later or math.inf, now + look)
             elif hand.at + window > now:

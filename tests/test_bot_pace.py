@@ -16,7 +16,7 @@ from bot.flow import Moment, Person, Timing
 from bot.lobby_options import OPTIONS_BY_OP
 from bot.records import ChatGame
 from bot.render.labels import too_wide
-from bot.storage import Storage, table_key
+from bot.storage import Owed, Storage, Write, table_key
 from engine import Attack, Beat, Rules, Take, legal_actions, must_act
 from locales import SUPPORTED, translator, visible_text
 from locales.rules_text import SECTIONS, SHORT_LIMIT, TablePace, rules_short, rules_text
@@ -312,6 +312,16 @@ async def test_a_throw_in_window_shown_late_still_lasts_a_whole_window() -> None
     again = await gate.postpone_until(game, deadline)
     assert again is not None and deadline + gate.poll < again < deadline + TIMING.throw_in_window
     assert refreshed == [user]
+    # Still owed (a worker is on its way with it): not asked for again, still waited for.
+    owing = Storage(fakeredis.aioredis.FakeRedis(), finished_ttl=60, idle_ttl=60)
+    await owing.save_user(user, UserRecord(dm_open=True))
+    await owing.update_table(
+        game.chat_id, lambda _: Write(game, None, output=Owed([f"hand:{user}"], [], []))
+    )
+    games.storage = owing
+    assert await gate.postpone_until(game, deadline) == again
+    assert refreshed == [user]
+    games.storage = storage
     # Landed just after that look: at the next look its whole window is still ahead.
     landed = Storage(fakeredis.aioredis.FakeRedis(), finished_ttl=60, idle_ttl=60)
     await landed.save_user(user, UserRecord(dm_open=True))

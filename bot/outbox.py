@@ -45,7 +45,15 @@ from bot.hand_modes import HandMode as HandMode  # defined by the service's side
 from bot.pacing import ChatBusy, ChatPacer, GlobalLimiter, SendLimiter
 from bot.records import Table
 from bot.render import Rendered
-from bot.storage import OwedOutput, Reowe, Storage, Write, delete_field
+from bot.storage import (
+    HAND_TARGET,
+    OwedOutput,
+    Reowe,
+    Storage,
+    Write,
+    delete_field,
+    hand_target,
+)
 
 log = logging.getLogger(__name__)
 
@@ -291,7 +299,7 @@ class Outbox:
         not_before = self.clock() + self.calm_delay if calm else 0.0
         job = Job(self._hand_job(chat_id, user_id), notify, not_before=not_before)
         job.owed_chat, job.settles = chat_id, (f"owe:hand:{user_id}", f"new:{user_id}")
-        job.owed_target = f"hand:{user_id}" if owed else None
+        job.owed_target = hand_target(user_id) if owed else None
         self._enqueue(user_id, ("hand", chat_id), job)
 
     def deliver(self, chat_id: int, owed: OwedOutput, render_note: NoteRenderer) -> None:
@@ -300,10 +308,10 @@ class Outbox:
         for target in owed.targets:
             if target == "group":
                 self._refresh_group(chat_id, owed=True)
-            elif target.startswith("hand:"):
-                self.refresh_hand(chat_id, int(target.removeprefix("hand:")), owed=True)
+            elif target.startswith(HAND_TARGET):
+                self.refresh_hand(chat_id, int(target.removeprefix(HAND_TARGET)), owed=True)
         for user in owed.notify:
-            if f"hand:{user}" not in owed.targets:
+            if hand_target(user) not in owed.targets:
                 self.refresh_hand(chat_id, user)
         for note_id in owed.notes:
             self.send_note(chat_id, note_id, render_note)
@@ -848,7 +856,7 @@ class Outbox:
 
             async def store(new_id: int, replaced: int | None) -> None:
                 retire = None if replaced is None else (user_id, replaced)
-                reowe = Reowe([f"hand:{user_id}"], owed.rev)
+                reowe = Reowe([hand_target(user_id)], owed.rev)
                 await self._store_hand_id(
                     table.chat_id, table.game_id, seat, new_id, user_id, owed.rev, retire, reowe
                 )

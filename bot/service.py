@@ -21,7 +21,7 @@ from bot.outbox import Outbox, hand_targets
 from bot.records import ChatGame
 from bot.render import Rendered
 from bot.scheduler import Scheduler
-from bot.storage import Owed, Storage, Write
+from bot.storage import Owed, Storage, Write, hand_target
 from bot.webapp.links import AppButtons
 from engine import Card
 from locales import Translator, negotiate, translator
@@ -60,7 +60,7 @@ def owed_by(game: ChatGame, effects: Effects) -> Owed:
     if effects.ended:
         # A new message, so the group is notified of the ending.
         notes.append({"kind": "results", "game_id": game.game_id})
-    return Owed(["group", *(f"hand:{uid}" for uid in hands)], notify, notes)
+    return Owed(["group", *(hand_target(uid) for uid in hands)], notify, notes)
 
 
 class Games:

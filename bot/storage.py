@@ -139,6 +139,14 @@ takes it over (``Settings.output_lease``). The holder renews it while it is stil
 sending, so only a dead (or frozen) worker loses it."""
 
 
+HAND_TARGET = "hand:"
+
+
+def hand_target(user_id: int) -> str:
+    """The owed-output target of a player's hand message (see ``Owed``)."""
+    return f"{HAND_TARGET}{user_id}"
+
+
 def delete_field(chat_id: int, message_id: int) -> str:
     """The owed-output field of a replaced message still to delete."""
     return f"del:{chat_id}:{message_id}"

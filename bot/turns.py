@@ -15,7 +15,7 @@ import math
 from bot import flow
 from bot.records import Table
 from bot.service import Games
-from bot.storage import OwedOutput
+from bot.storage import OwedOutput, hand_target
 from engine import must_act
 
 log = logging.getLogger(__name__)
@@ -60,6 +60,8 @@ class TurnGate:
             return None
         state = table.engine_state()
         window = flow.wait_window(timing, must_act(state))
+        # How soon a hand not yet on screen is looked at again (see below).
+        look = max(self.poll, min(window / 2, self.max_poll))
         shown = await self.games.storage.hands_shown(table.chat_id)
         owed: OwedOutput | None = None
         later: float | None = None
@@ -84,9 +86,8 @@ class TurnGate:
                 if owed is None:
                     owed = await self.games.storage.owed_output(table.chat_id)
                 user = info.user_id
-                if f"hand:{user}" not in owed.targets and user not in owed.notify:
+                if hand_target(user) not in owed.targets and user not in owed.notify:
                     self.games.box.refresh_hand(table.chat_id, user)
-                look = max(self.poll, min(window / 2, self.max_poll))
                 later = min(later or math.inf, now + look)
             elif hand.at + window > now:
                 # Shown late (a busy bot, a slow network): the whole wait counts from

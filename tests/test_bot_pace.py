@@ -16,7 +16,7 @@ from bot.flow import Moment, Person, Timing
 from bot.lobby_options import OPTIONS_BY_OP
 from bot.records import ChatGame
 from bot.render.labels import too_wide
-from bot.storage import Owed, Storage, Write, table_key
+from bot.storage import Owed, Storage, Write, hand_target, table_key
 from engine import Attack, Beat, Rules, Take, legal_actions, must_act
 from locales import SUPPORTED, translator, visible_text
 from locales.rules_text import SECTIONS, SHORT_LIMIT, TablePace, rules_short, rules_text
@@ -291,8 +291,14 @@ async def test_a_throw_in_window_shown_late_still_lasts_a_whole_window() -> None
     assert user is not None
     assert must_act(game.engine_state()).kind == "throw_in"
     assert game.turn_deadline == 2.0 + TIMING.throw_in_window
-    storage = Storage(fakeredis.aioredis.FakeRedis(), finished_ttl=60, idle_ttl=60)
-    await storage.save_user(user, UserRecord(dm_open=True))
+
+    async def store_of_the_player() -> Storage:
+        """A store of their own (each case below starts from nothing shown)."""
+        store = Storage(fakeredis.aioredis.FakeRedis(), finished_ttl=60, idle_ttl=60)
+        await store.save_user(user, UserRecord(dm_open=True))
+        return store
+
+    storage = await store_of_the_player()
     refreshed: list[int] = []
 
     async def follows_in_app(chat_id: int, user_id: int) -> bool:
@@ -313,18 +319,16 @@ async def test_a_throw_in_window_shown_late_still_lasts_a_whole_window() -> None
     assert again is not None and deadline + gate.poll < again < deadline + TIMING.throw_in_window
     assert refreshed == [user]
     # Still owed (a worker is on its way with it): not asked for again, still waited for.
-    owing = Storage(fakeredis.aioredis.FakeRedis(), finished_ttl=60, idle_ttl=60)
-    await owing.save_user(user, UserRecord(dm_open=True))
+    owing = await store_of_the_player()
     await owing.update_table(
-        game.chat_id, lambda _: Write(game, None, output=Owed([f"hand:{user}"], [], []))
+        game.chat_id, lambda _: Write(game, None, output=Owed([hand_target(user)], [], []))
     )
     games.storage = owing
     assert await gate.postpone_until(game, deadline) == again
     assert refreshed == [user]
     games.storage = storage
     # Landed just after that look: at the next look its whole window is still ahead.
-    landed = Storage(fakeredis.aioredis.FakeRedis(), finished_ttl=60, idle_ttl=60)
-    await landed.save_user(user, UserRecord(dm_open=True))
+    landed = await store_of_the_player()
     await landed.mark_hand_shown(CHAT, user, GID, step, deadline + 0.1)
     games.storage = landed
     assert await gate.postpone_until(game, again) == deadline + 0.1 + TIMING.throw_in_window
@@ -335,14 +339,12 @@ async def test_a_throw_in_window_shown_late_still_lasts_a_whole_window() -> None
     assert await gate.postpone_until(game, deadline) == late
     assert await gate.postpone_until(game, late) is None  # then the bot passes for them
     # On screen as the window opened: the deadline stands.
-    on_time = Storage(fakeredis.aioredis.FakeRedis(), finished_ttl=60, idle_ttl=60)
-    await on_time.save_user(user, UserRecord(dm_open=True))
+    on_time = await store_of_the_player()
     await on_time.mark_hand_shown(CHAT, user, GID, step, 2.0)
     games.storage = on_time
     assert await gate.postpone_until(game, deadline) is None
     # In the Mini App the turn shows live there: the collapsed hand is never waited for.
-    in_app = Storage(fakeredis.aioredis.FakeRedis(), finished_ttl=60, idle_ttl=60)
-    await in_app.save_user(user, UserRecord(dm_open=True))
+    in_app = await store_of_the_player()
     games.storage = in_app
 
     async def in_the_app(chat_id: int, user_id: int) -> bool:

@@ -98,9 +98,11 @@ class Games:
     ) -> ChatGame:
         """Apply a flow operation atomically, then show the result and set the next timer.
 
-        A refused operation raises ``FlowError`` and changes nothing."""
-        committed = await self.commit(chat_id, operation, *args, **kwargs)
-        await self.show(committed)
+        A refused operation raises ``FlowError`` and changes nothing. Between the commit
+        and the show the outbox does not count as idle: output is on its way."""
+        with self.box.coming():
+            committed = await self.commit(chat_id, operation, *args, **kwargs)
+            await self.show(committed)
         return committed.game
 
     async def commit(

@@ -129,12 +129,20 @@ async def moves_through_app(
     client: AppClient, game: str, stream: EventStream, tries: int
 ) -> AsyncIterator[tuple[int, dict[str, Any]]]:
     """Up to ``tries`` times: the client's first legal move, posted through the app (the
-    status and answer are yielded), or, when it has none, a wait for the next change."""
+    status and answer are yielded), or, when it has none, a wait for the next change.
+
+    Like the page, it plays on from the state each answer brings (a 409 its fresh one)
+    instead of asking again before every move: two requests a move ran a fast table into
+    the per-user rate limit (429)."""
+    _, state = await client.state(game)
     for _ in range(tries):
-        _, state = await client.state(game)
         if state["phase"] != "playing":
             return
         if not state["legal"]:
-            await stream.until(lambda s, n=state["step"]: s["step"] > n or s["legal"])
+            state = await stream.until(lambda s, n=state["step"]: s["step"] > n or s["legal"])
             continue
-        yield await client.move(game, state["legal"][0])
+        status, answer = await client.move(game, state["legal"][0])
+        yield status, answer
+        if status not in (200, 409):
+            return
+        state = answer if status == 200 else answer["state"]

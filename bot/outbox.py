@@ -84,6 +84,9 @@ SEND_BUSY_RETRY = 0.3
 TAPS_FIRST_WAIT = 0.05
 """At most this long a job about to render waits for the taps being answered: a spinner
 is what people feel, a message a moment later is not (see ``Outbox.answering``)."""
+NOTIFY_LATE = 2.0
+"""A turn's notifying hand that leaves more than this long after its move asked for it is
+edited in place instead (see ``Outbox._hand_job``)."""
 IN_FLIGHT_SECONDS = 2.0
 """Jobs past their chat's pacing that may read, render and wait for the global budget at
 once: this many seconds of the global rate, per kind of chat. The others wait *before*
@@ -136,6 +139,10 @@ def shown_elsewhere(job: Job, owed: OwedOutput) -> bool:
     return job.owed_target is not None and owed.rev > 0 and job.owed_target not in owed.targets
 
 
+def earliest(a: float | None, b: float | None) -> float | None:
+    return b if a is None else a if b is None else min(a, b)
+
+
 def retry_seconds(err: RetryAfter) -> float:
     with warnings.catch_warnings():
         # PTB warns that the type changes to timedelta in a later version; both work here.
@@ -166,6 +173,8 @@ class Job:
     one, and the job has nothing to do (in a fleet a table's moves land on different
     workers, each queueing the same refreshes)."""
     requeued: bool = False
+    queued_at: float | None = None
+    """When the oldest request merged into this job was made (hand jobs)."""
 
 
 @dataclass
@@ -194,6 +203,8 @@ class OutboxStats:
     """Requests that timed out and may or may not have been carried out."""
     dropped_replies: int = 0
     retried: int = 0
+    quieted: int = 0
+    """Turn notifications that went out late, as edits instead (``NOTIFY_LATE``)."""
 
 
 class Outbox:
@@ -213,9 +224,11 @@ class Outbox:
         wall_clock: Callable[[], float] = time.time,
         settle_delay: float = 30.0,
         idle_forget: float = 120.0,
+        notify_late: float = NOTIFY_LATE,
     ) -> None:
         """``settle_delay``: how long a timed-out request may still land (the read timeout);
-        ``idle_forget``: seconds after which an idle chat's lane is dropped."""
+        ``idle_forget``: seconds after which an idle chat's lane is dropped;
+        ``notify_late``: see ``NOTIFY_LATE``."""
         self.bot = bot
         self.storage = storage
         self.render_group = render_group
@@ -239,6 +252,7 @@ class Outbox:
         """A hand send that timed out and was not used since may be sent again after this,
         when the game waits for that player (the turn gate asks)."""
         self.idle_forget = idle_forget
+        self.notify_late = notify_late
         self.lanes: dict[int, Lane] = {}
         self.digests: BoundedDict[tuple[int, int], str] = BoundedDict(MAX_REMEMBERED)
         self.unconfirmed: BoundedDict[tuple[int, Hashable], tuple[str, float]] = BoundedDict(
@@ -297,7 +311,12 @@ class Outbox:
         owed: bool = False,
     ) -> None:
         not_before = self.clock() + self.calm_delay if calm else 0.0
-        job = Job(self._hand_job(chat_id, user_id), notify, not_before=not_before)
+        job = Job(
+            self._hand_job(chat_id, user_id),
+            notify,
+            not_before=not_before,
+            queued_at=self.clock(),
+        )
         job.owed_chat, job.settles = chat_id, (f"owe:hand:{user_id}", f"new:{user_id}")
         job.owed_target = hand_target(user_id) if owed else None
         self._enqueue(user_id, ("hand", chat_id), job)
@@ -474,6 +493,7 @@ class Outbox:
         if existing is not None and not replace:
             existing.notify = existing.notify or job.notify
             existing.not_before = min(existing.not_before, job.not_before)
+            existing.queued_at = earliest(existing.queued_at, job.queued_at)
             if job.owed_target is None:
                 existing.owed_target = None  # one of them must run regardless
         else:
@@ -627,6 +647,7 @@ class Outbox:
         job.requeued = True
         if key in lane.jobs:
             lane.jobs[key].notify = lane.jobs[key].notify or job.notify
+            lane.jobs[key].queued_at = earliest(lane.jobs[key].queued_at, job.queued_at)
             if job.owed_chat is not None:  # the pending job does this one's work too
                 self.owing[job.owed_chat] = self.owing.get(job.owed_chat, 1) - 1
         else:
@@ -853,6 +874,13 @@ class Outbox:
             # Whether the hand comes as a new (notifying) message is decided by the owed
             # output in Redis, so one notification is sent once whichever worker sends it.
             notify = user_id in owed.notify or (owed.rev == 0 and job.notify)
+            if notify and self._late(job, table, info.hand_message_id):
+                # The bot is behind (the global budget is spent): a send and a delete
+                # would cost two calls where an edit costs one, and slow every table
+                # further. Settling the job settles the notification too; a player who
+                # is away still gets the reminder before their turn times out.
+                notify = False
+                self.stats.quieted += 1
 
             async def store(new_id: int, replaced: int | None) -> None:
                 retire = None if replaced is None else (user_id, replaced)
@@ -898,6 +926,16 @@ class Outbox:
                     self.shown[(table.chat_id, user_id)] = seen
 
         return run
+
+    def _late(self, job: Job, table: Table, message_id: int | None) -> bool:
+        """Whether a turn's notification may go out as an edit: the hand message exists,
+        the job runs more than ``notify_late`` after it was asked for, and it is not the
+        reminder before a timeout (that one always comes as a new message)."""
+        if message_id is None or job.queued_at is None or table.phase != "playing":
+            return False
+        if table.state is not None and table.reminded_step == table.state.get("step"):
+            return False
+        return self.clock() - job.queued_at > self.notify_late
 
     async def _store_hand_id(
         self,

@@ -28,8 +28,8 @@ from support.front import Front, Worker, start_worker, stop_workers, wait_ready
 from support.harness import hand_buttons
 
 from bot import render
-from bot.outbox import Outbox
-from bot.records import ChatGame
+from bot.outbox import NOTIFY_LATE, Outbox
+from bot.records import ChatGame, Seat
 from bot.render import Rendered
 from bot.service import CRASH_AFTER_COMMIT, CRASH_EXIT_CODE
 from bot.storage import (
@@ -42,6 +42,7 @@ from bot.storage import (
     shard_of,
     stats_key,
 )
+from engine import Rules, new_game
 from locales import negotiate, translator
 from sandbox.emulator import BotApiEmulator, EmuMessage
 
@@ -504,3 +505,79 @@ async def test_a_refresh_another_worker_already_showed_costs_no_call(redis: Redi
     assert len(bot.edited) == 2
     for box in (one, two):
         await box.close()
+
+
+class DeletingBot(CountingBot):
+    def __init__(self) -> None:
+        super().__init__()
+        self.deleted: list[tuple[int, int]] = []
+
+    async def delete_message(self, chat_id: int, message_id: int) -> bool:
+        self.deleted.append((chat_id, message_id))
+        return True
+
+
+class StepClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.mark.parametrize(("waited", "reminder"), [(0.5, False), (2.5, False), (2.5, True)])
+async def test_a_turn_notification_that_would_leave_late_is_an_edit(
+    redis: Redis, waited: float, reminder: bool
+) -> None:
+    """When the bot is behind (the hand leaves more than NOTIFY_LATE after its move), a
+    turn's notification is an edit of the hand in place: one call, not a send and a
+    delete. The reminder before a timeout always comes as a new message."""
+    bot, clock = DeletingBot(), StepClock()
+    storage = Storage(redis, finished_ttl=3600, idle_ttl=3600)
+
+    async def render_table(game: ChatGame) -> Rendered:
+        return Rendered("table")
+
+    async def render_hand(game: ChatGame, seat: int) -> Rendered:
+        return Rendered(f"hand of seat {seat}")
+
+    box = Outbox(
+        bot,  # type: ignore[arg-type]
+        storage,
+        render_group=render_table,
+        render_hand=render_hand,
+        group_interval=0,
+        group_max_per_minute=100_000,
+        calm_delay=0,
+        private_interval=0,
+        global_rate=1000,
+        clock=clock,
+    )
+    state = new_game(Rules(), 2, seed=3)
+
+    def move(current: ChatGame | None) -> Write[None]:
+        game = ChatGame(game_id="g1", chat_id=GROUP, creator_id=ANN, phase="playing")
+        game.seats = [
+            Seat(user_id=ANN, name="Ann", hand_message_id=7),
+            Seat(user_id=BOB, name="Bob", hand_message_id=8),
+        ]
+        game.set_engine_state(state)
+        game.reminded_step = state.step if reminder else -1
+        return Write(game, None, output=Owed([f"hand:{ANN}"], [ANN], []))
+
+    await storage.update_table(GROUP, move)
+    box.refresh_hand(GROUP, ANN, notify=True)
+    clock.now += waited  # before the job runs: how long it waited for its turn
+    await asyncio.wait_for(box.idle(), 10)
+    if waited > NOTIFY_LATE and not reminder:
+        assert (bot.sent, bot.deleted) == ([], [])
+        assert bot.edited == [(ANN, 7, "hand of seat 0")]
+        assert box.stats.quieted == 1
+    else:
+        assert bot.sent == [(ANN, "hand of seat 0")] and bot.deleted == [(ANN, 7)]
+        assert bot.edited == [] and box.stats.quieted == 0
+    owed = await storage.owed_output(GROUP)
+    assert ANN not in owed.notify and f"hand:{ANN}" not in owed.targets  # nobody sends it again
+    game = await storage.load_table(GROUP)
+    assert game is not None and (game.seats[0].hand_message_id == 7) == (bot.sent == [])
+    await box.close()

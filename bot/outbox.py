@@ -224,11 +224,9 @@ class Outbox:
         wall_clock: Callable[[], float] = time.time,
         settle_delay: float = 30.0,
         idle_forget: float = 120.0,
-        notify_late: float = NOTIFY_LATE,
     ) -> None:
         """``settle_delay``: how long a timed-out request may still land (the read timeout);
-        ``idle_forget``: seconds after which an idle chat's lane is dropped;
-        ``notify_late``: see ``NOTIFY_LATE``."""
+        ``idle_forget``: seconds after which an idle chat's lane is dropped."""
         self.bot = bot
         self.storage = storage
         self.render_group = render_group
@@ -252,7 +250,6 @@ class Outbox:
         """A hand send that timed out and was not used since may be sent again after this,
         when the game waits for that player (the turn gate asks)."""
         self.idle_forget = idle_forget
-        self.notify_late = notify_late
         self.lanes: dict[int, Lane] = {}
         self.digests: BoundedDict[tuple[int, int], str] = BoundedDict(MAX_REMEMBERED)
         self.unconfirmed: BoundedDict[tuple[int, Hashable], tuple[str, float]] = BoundedDict(
@@ -929,13 +926,13 @@ class Outbox:
 
     def _late(self, job: Job, table: Table, message_id: int | None) -> bool:
         """Whether a turn's notification may go out as an edit: the hand message exists,
-        the job runs more than ``notify_late`` after it was asked for, and it is not the
+        the job runs more than ``NOTIFY_LATE`` after it was asked for, and it is not the
         reminder before a timeout (that one always comes as a new message)."""
         if message_id is None or job.queued_at is None or table.phase != "playing":
             return False
         if table.state is not None and table.reminded_step == table.state.get("step"):
             return False
-        return self.clock() - job.queued_at > self.notify_late
+        return self.clock() - job.queued_at > NOTIFY_LATE
 
     async def _store_hand_id(
         self,

@@ -430,19 +430,25 @@ class CountingBot:
 
 
 def worker_outbox(
-    redis: Redis, bot: CountingBot, render_group: Callable[[ChatGame], Awaitable[Rendered]]
+    redis: Redis,
+    bot: CountingBot,
+    render_group: Callable[[ChatGame], Awaitable[Rendered]],
+    render_hand: Callable[[ChatGame, int], Awaitable[Rendered]] | None = None,
+    **options: Any,
 ) -> Outbox:
-    """One worker's outbox, unpaced, on its own ``Storage`` of the shared Redis."""
+    """One worker's outbox, unpaced, on its own ``Storage`` of the shared Redis (hands
+    rendered like the group unless ``render_hand`` is given; ``options`` as given)."""
     return Outbox(
         bot,  # type: ignore[arg-type]
         Storage(redis, finished_ttl=3600, idle_ttl=3600),
         render_group=render_group,
-        render_hand=render_group,  # type: ignore[arg-type]
+        render_hand=render_hand or render_group,  # type: ignore[arg-type]
         group_interval=0,
         group_max_per_minute=100_000,
         calm_delay=0,
         private_interval=0,
         global_rate=1000,
+        **options,
     )
 
 
@@ -533,7 +539,6 @@ async def test_a_turn_notification_that_would_leave_late_is_an_edit(
     turn's notification is an edit of the hand in place: one call, not a send and a
     delete. The reminder before a timeout always comes as a new message."""
     bot, clock = DeletingBot(), StepClock()
-    storage = Storage(redis, finished_ttl=3600, idle_ttl=3600)
 
     async def render_table(game: ChatGame) -> Rendered:
         return Rendered("table")
@@ -541,18 +546,8 @@ async def test_a_turn_notification_that_would_leave_late_is_an_edit(
     async def render_hand(game: ChatGame, seat: int) -> Rendered:
         return Rendered(f"hand of seat {seat}")
 
-    box = Outbox(
-        bot,  # type: ignore[arg-type]
-        storage,
-        render_group=render_table,
-        render_hand=render_hand,
-        group_interval=0,
-        group_max_per_minute=100_000,
-        calm_delay=0,
-        private_interval=0,
-        global_rate=1000,
-        clock=clock,
-    )
+    box = worker_outbox(redis, bot, render_table, render_hand, clock=clock)
+    storage = box.storage
     state = new_game(Rules(), 2, seed=3)
 
     def move(current: ChatGame | None) -> Write[None]:

@@ -10,8 +10,10 @@
 * Search: perfect-information Monte Carlo. Every candidate action is tried in the
   same sampled worlds and each world is played out by the Normal heuristic (opponents
   whose moves all fit the simplest play by ``policy.simple_decide``); late in a
-  two-player game each world is solved exactly instead. Once the stock is empty in a
-  two-player game there is only one world, and the exact solver decides.
+  two-player game each world is solved exactly instead. Once the stock is empty and
+  only two players hold cards (a two-player game, or the last two of any table) there
+  is only one world, and the exact solver decides; where perfect play cannot win, a
+  playout against the opponent's modelled play picks among the moves that hold.
 
 Reproducibility: the work per decision is counted in playouts and solver nodes, and
 the random generator is seeded from (seed, step, player), so a decision depends only
@@ -30,12 +32,12 @@ from dataclasses import dataclass
 from ai.cycles import progress_action
 from ai.levels import NormalPlayer, _check
 from ai.memory import Memory
-from ai.policy import NORMAL, Style, decide, playout, to_action
+from ai.policy import NORMAL, Move, Style, decide, do, playout, to_action
 from ai.solver import Solver, SolverBudget, moves
 from engine import core
 from engine.actions import Action, Swap
 from engine.cards import Card
-from engine.core import Position
+from engine.core import RULES, Position
 from engine.view import PlayerView
 from engine.worlds import hidden_slots, unseen_cards, world_position
 
@@ -80,6 +82,20 @@ def playout_cost(view: PlayerView) -> float:
     return max(cards, 4) * (8 + view.num_players) / (36 * 10)
 
 
+def duel(view: PlayerView) -> bool:
+    """Whether the stock is empty and only this player and one opponent still hold
+    cards: then every card is known (the opponent holds all the unseen ones) and the
+    rest of the game is a two-player game of perfect information."""
+    if view.stock_count:
+        return False
+    holding = [p for p, size in enumerate(view.hand_sizes) if size and p not in view.out]
+    return len(holding) == 2 and view.player in holding
+
+
+def _same_side(s: Position, p: int, q: int) -> bool:
+    return p == q or (s[RULES].partners and (p ^ q) & 1 == 0)
+
+
 class HardPlayer:
     level = "hard"
 
@@ -119,7 +135,7 @@ class HardPlayer:
         rng = random.Random(f"{self.seed}:{view.step}:{view.player}:{len(view.history)}")
         start = time.perf_counter()
         self.last_worlds = self.last_playouts = self.last_nodes = 0
-        if view.num_players == 2 and view.stock_count == 0:
+        if duel(view):
             action = self._solve_endgame(view, legal, rng, start)
             if action is not None:
                 return action
@@ -163,7 +179,7 @@ class HardPlayer:
         p = view.player
         if core.actor(sim) != p:
             return None
-        solver = Solver(self.budget.endgame_nodes, start + self.budget.time_cap * 0.6)
+        solver = Solver(self.budget.endgame_nodes, start + self.budget.time_cap * 0.6, me=p)
         cands = moves(sim, p)
         try:
             values = solver.best_moves(sim, cands)
@@ -175,24 +191,50 @@ class HardPlayer:
         good = [m for m, v in values if v == best]
         preferred = decide(sim, p, self.style)
         move = preferred if preferred in good else good[0]
+        if best < 1 and len(good) > 1:
+            # Perfect play cannot win here, but the opponent is no perfect player: of
+            # the moves that hold the best result, take one that wins against its
+            # modelled play (the heuristic, or the simplest play if it looks simple).
+            move = self._exploit(sim, p, good, move, self._simple(view))
         action = to_action(move)
         return action if action in legal else None
 
+    def _exploit(self, sim: Position, p: int, good: list[Move], move: Move, simple: int) -> Move:
+        for m in [move, *(g for g in good if g != move)]:
+            child = core.copy(sim)
+            do(child, p, m)
+            durak = playout(child, self.style, simple=simple)
+            self.last_playouts += 1
+            if durak is not None and not _same_side(sim, p, durak):
+                return m
+        return move
+
     def _solve_world(self, world: Position, me: int, legal: list[Action]) -> list[float] | None:
         """Exact results of each action in one world, or None if it is too big."""
-        solver = Solver(self.budget.late_nodes)
+        solver = Solver(self.budget.late_nodes, me=me)
         out = []
         try:
             for action in legal:
                 sim = core.copy(world)
                 core.play(sim, me, action)
-                v = solver.value(sim)
-                out.append((v if me == 0 else -v) * 0.5 + 0.5)
+                out.append(solver.value(sim) * 0.5 + 0.5)
         except SolverBudget:
             return None
         finally:
             self.last_nodes += solver.nodes
         return out
+
+    def _simple(self, view: PlayerView) -> int:
+        """The opponents to simulate with the simplest play (a bit mask).
+
+        Only with two players: at bigger tables Normal players look "simple" for long
+        stretches (few of their moves tell the two apart), and modelling them so made
+        Hard + 3 Normal worse (Hard the durak in 8.3% of 2,000 games, 6.4% without
+        the model)."""
+        if not self.budget.model_simple or view.num_players != 2:
+            return 0
+        flags = self.memory.simple
+        return sum(1 << p for p, flag in enumerate(flags) if flag and p != view.player)
 
     # --- sampled worlds --------------------------------------------------------------
 
@@ -206,20 +248,12 @@ class HardPlayer:
         worlds = max(budget.min_worlds, min(budget.max_worlds, total // len(legal)))
         if worlds * len(legal) > 2 * total:
             worlds = max(2, 2 * total // len(legal))  # many candidates: fewer worlds each
-        if n == 2 and view.stock_count == 0:
+        if duel(view):
             worlds = 1  # every card is known: one world is the truth
         late = n == 2 and view.stock_count <= budget.late_stock
         if late:
             worlds = min(worlds, budget.late_worlds)
-        simple = 0
-        # Only with two players: at bigger tables Normal players look "simple" for
-        # long stretches (few of their moves tell the two apart), and modelling them
-        # so made Hard + 3 Normal worse (Hard the durak in 8.3% of 2,000 games, 6.4%
-        # without the model).
-        if budget.model_simple and n == 2:
-            for p, flag in enumerate(self.memory.simple):
-                if flag and p != me:
-                    simple |= 1 << p
+        simple = self._simple(view)
         # With partners the team loses together: a playout is lost when the durak is
         # on this player's side (seat % 2), so helping the other side never pays.
         side = 1 << me

@@ -1,12 +1,14 @@
 """Exact two-player solver: alpha-beta over ``engine.core`` positions with a
 transposition table.
 
-Once the stock is empty in a two-player game every card is known (the opponent holds
-exactly the cards the player cannot see), so the rest of the game is a perfect
-information game with three outcomes; this solver plays it exactly. It also solves
-one guessed world with cards left in the stock (Hard's late-game search).
+Once the stock is empty and only two players still hold cards (a two-player game, or
+the last two of a bigger table) every card is known: the opponent holds exactly the
+cards the player cannot see. The rest of the game is a perfect information game with
+three outcomes; this solver plays it exactly. It also solves one guessed world with
+cards left in the stock (Hard's late-game search).
 
-Values are from player 0's side: +1 player 1 is the durak, 0 a draw, -1 player 0 is.
+Values are from one player's side (``me``, seat 0 unless told): +1 its opponent is
+the durak (with partners: the opponent's team loses), 0 a draw, -1 it is.
 The search stops with ``SolverBudget`` after ``max_nodes`` nodes, so its cost (and so
 its answer) depends only on the position, never on the clock.
 
@@ -115,18 +117,13 @@ def moves(s: Position, p: int) -> list[Move]:
     return out
 
 
-def _outcome(s: Position) -> int:
-    durak = s[DURAK]
-    if durak is None:
-        return 0
-    return 1 if durak == 1 else -1
-
-
 class Solver:
-    """Alpha-beta with a transposition table, for two-player positions."""
+    """Alpha-beta with a transposition table, for positions where only two players
+    still hold cards, ``me`` (the maximising seat) and its opponent."""
 
-    def __init__(self, max_nodes: int, deadline: float = math.inf) -> None:
+    def __init__(self, max_nodes: int, deadline: float = math.inf, me: int = 0) -> None:
         self.max_nodes = max_nodes
+        self.me = me
         self.deadline = deadline
         """``time.perf_counter()`` value past which the search gives up (a safety cap
         for an overloaded machine; the node budget is what normally bounds it)."""
@@ -138,13 +135,13 @@ class Solver:
         """Repetitions met so far; a node whose subtree met one is not stored."""
 
     def value(self, s: Position) -> int:
-        """The exact value (for player 0) of ``s``; ``SolverBudget`` if too big."""
+        """The exact value (for ``me``) of ``s``; ``SolverBudget`` if too big."""
         return self._search(s, -1, 1)
 
     def best_moves(self, s: Position, candidates: list[Move]) -> list[tuple[Move, int]]:
         """Exact values (for the acting player) of each candidate move."""
         p = core.actor(s)
-        sign = 1 if p == 0 else -1
+        sign = 1 if p == self.me else -1
         out = []
         for m in candidates:
             child = core.copy(s)
@@ -152,11 +149,17 @@ class Solver:
             out.append((m, sign * self._search(child, -1, 1)))
         return out
 
+    def _outcome(self, s: Position) -> int:
+        durak = s[DURAK]
+        if durak is None:
+            return 0
+        if s[RULES].partners:
+            return -1 if (durak ^ self.me) & 1 == 0 else 1
+        return -1 if durak == self.me else 1
+
     def _key(self, s: Position) -> tuple[object, ...]:
-        hands = s[HANDS]
         return (
-            hands[0],
-            hands[1],
+            tuple(s[HANDS]),
             s[ATTACK],
             s[DEFENSE],
             s[ATTACKER],
@@ -170,7 +173,7 @@ class Solver:
 
     def _search(self, sim: Position, alpha: int, beta: int) -> int:
         if sim[OVER]:
-            return _outcome(sim)
+            return self._outcome(sim)
         self.nodes += 1
         if self.nodes > self.max_nodes or self.depth >= MAX_DEPTH:
             raise SolverBudget
@@ -206,7 +209,7 @@ class Solver:
         if first in ms:
             ms.remove(first)
             ms.insert(0, first)
-        if p == 0:
+        if p == self.me:
             best = -2
             for m in ms:
                 child = core.copy(sim)

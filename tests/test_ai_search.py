@@ -115,3 +115,83 @@ def test_endgame_solver_agrees_with_brute_force(preset: str) -> None:
             continue
         assert Solver(10**6).value(core.thaw(state)) == _brute(state)
         checked += 1
+
+
+def _brute_for(state: State, me: int) -> int:
+    """Plain minimax from ``me``'s side: +1 when the durak is not ``me`` (nor, with
+    partners, on ``me``'s team), -1 when it is, 0 for a draw."""
+    if state.over:
+        if state.durak is None:
+            return 0
+        mine = (state.durak ^ me) & 1 == 0 if state.rules.partners else state.durak == me
+        return -1 if mine else 1
+    p = waiting_for(state)[0]
+    values = [_brute_for(apply(state, p, a), me) for a in legal_actions(state, p)]
+    return max(values) if p == me else min(values)
+
+
+def _last_two(rules: Rules, players: int, rng: random.Random, cards: int) -> State | None:
+    """A game of ``players`` played on until, between bouts, the stock is empty, exactly
+    two players hold cards and they hold at most ``cards`` between them (None if it
+    ended first)."""
+    state = new_game(rules, players, seed=rng.randrange(10**9))
+    while not state.over:
+        holding = [p for p, h in enumerate(state.hands) if h and p not in state.out]
+        left = sum(state.hands[p].bit_count() for p in holding)
+        if not state.stock and not state.attack and len(holding) == 2 and left <= cards:
+            return state
+        p = waiting_for(state)[0]
+        legal = legal_actions(state, p)
+        heuristic = to_action(decide(core.thaw(state), p))
+        state = apply(state, p, heuristic if rng.random() < 0.8 else rng.choice(legal))
+    return None
+
+
+@pytest.mark.parametrize(
+    ("preset", "players", "partners"),
+    [
+        ("classic", 3, False),
+        ("classic", 4, False),
+        ("perevodnoy", 4, False),
+        ("classic", 4, True),
+        ("full_deck", 6, False),
+    ],
+)
+def test_the_solver_plays_the_last_two_of_a_bigger_table_exactly(
+    preset: str, players: int, partners: bool
+) -> None:
+    rules = Rules.parse({**Rules.preset(preset).model_dump(), "partners": partners})
+    rng = random.Random(f"{preset}{players}{partners}last-two")
+    checked = 0
+    while checked < 8:
+        state = _last_two(rules, players, rng, 7)
+        if state is None:
+            continue
+        me = [p for p, h in enumerate(state.hands) if h and p not in state.out][checked % 2]
+        assert Solver(10**6, me=me).value(core.thaw(state)) == _brute_for(state, me)
+        checked += 1
+
+
+def test_hard_solves_the_last_two_of_a_four_player_game() -> None:
+    """With two players left holding cards and no stock, Hard's move keeps the best
+    exact result (it used to sample worlds and play them out there)."""
+    from ai import HardPlayer
+    from engine import view
+
+    rng = random.Random("hard-last-two")
+    checked = solved = 0
+    while checked < 12:
+        state = _last_two(Rules.preset("classic"), 4, rng, 6)
+        if state is None:
+            continue
+        p = waiting_for(state)[0]
+        hard = HardPlayer(seed=checked)
+        action = hard.choose(view(state, p))
+        legal = legal_actions(state, p)
+        if len(legal) == 1:
+            continue
+        values = {a: _brute_for(apply(state, p, a), p) for a in legal}
+        assert values[action] == max(values.values()), (action, values)
+        solved += hard.last_nodes > 0
+        checked += 1
+    assert solved == checked  # every one of them went through the solver

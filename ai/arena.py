@@ -26,6 +26,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from ai import LEVELS, Budget, player
 from engine import PRESETS, Rules, RulesError, apply, new_game, view, waiting_for
@@ -50,6 +51,31 @@ class Tally:
     """CPU seconds per decision (this process's), by level: what one core spends,
     whatever else shares the machine."""
 
+    def to_json(self) -> dict[str, Any]:
+        """Counts, and decision times as histograms (``BUCKET`` wide): enough to merge
+        runs saved apart (``from_json``) and report them as one, percentiles within 1%."""
+        return {
+            "games": self.games,
+            "draws": self.draws,
+            "unfinished": self.unfinished,
+            "duraks": dict(self.duraks),
+            "seats": dict(self.seats),
+            "team_losses": {str(k): v for k, v in self.team_losses.items()},
+            "times": {k: _histogram(v) for k, v in self.times.items()},
+            "cpu": {k: _histogram(v) for k, v in self.cpu.items()},
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Tally:
+        tally = cls(data["games"], data["draws"], data["unfinished"])
+        tally.duraks.update(data["duraks"])
+        tally.seats.update(data["seats"])
+        tally.team_losses.update({int(k): v for k, v in data["team_losses"].items()})
+        for name, field_ in (("times", tally.times), ("cpu", tally.cpu)):
+            for level, hist in data[name].items():
+                field_[level].extend(_from_histogram(hist))
+        return tally
+
     def merge(self, other: Tally) -> None:
         self.games += other.games
         self.draws += other.draws
@@ -64,6 +90,24 @@ class Tally:
             self.cpu[k].extend(t)
         for team, v in other.team_losses.items():
             self.team_losses[team] += v
+
+
+BUCKET = 1.01
+"""Saved decision times are rounded to buckets this many times wider than the last."""
+
+
+def _histogram(seconds: list[float]) -> dict[str, int]:
+    counts: dict[int, int] = defaultdict(int)
+    for t in seconds:
+        counts[round(math.log(max(t, 1e-7)) / math.log(BUCKET))] += 1
+    return {str(k): v for k, v in sorted(counts.items())}
+
+
+def _from_histogram(hist: dict[str, int]) -> list[float]:
+    out: list[float] = []
+    for bucket, count in hist.items():
+        out.extend([BUCKET ** int(bucket)] * count)
+    return out
 
 
 @dataclass(frozen=True)
@@ -114,13 +158,17 @@ def play_game(match: Match, deal: int, rotation: int, tally: Tally) -> None:
             tally.team_losses[(state.durak - rotation) % n % 2] += 1
 
 
-def _run(args: tuple[Match, list[int]]) -> Tally:
-    match, deals = args
+def play_deals(match: Match, deals: Sequence[int]) -> Tally:
+    """Play each of ``deals`` once per rotation of the line-up."""
     tally = Tally()
     for deal in deals:
         for rotation in range(len(match.levels)):
             play_game(match, deal, rotation, tally)
     return tally
+
+
+def _run(args: tuple[Match, list[int]]) -> Tally:
+    return play_deals(*args)
 
 
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:

@@ -3,12 +3,16 @@ lobby preset, reproducible runs, decision-time percentiles."""
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from ai import LEVELS
-from ai.arena import Match, Tally, main, play_game
+from ai.arena import Match, Tally, main, play_deals, play_game
 from ai.hard import Budget
 from engine import Rules
 
@@ -64,3 +68,47 @@ def test_partners_need_four_or_six_seats(capsys: pytest.CaptureFixture[str]) -> 
     with pytest.raises(SystemExit):
         main(["normal", "easy", "normal", "--partners"])
     assert "partners play 2 against 2" in capsys.readouterr().err
+
+
+def test_a_saved_tally_merges_like_the_games_themselves() -> None:
+    """Chunks saved apart (bench/ai_strength.py) add up to the same counts, and their
+    decision times to the same percentiles within the histogram's 1%."""
+    match = Match(("normal", "easy", "normal", "easy"), Rules(partners=True), 5, Budget())
+    whole, parts = play_deals(match, range(4)), Tally()
+    for deals in (range(0, 1), range(1, 4)):
+        saved = json.loads(json.dumps(play_deals(match, deals).to_json()))
+        parts.merge(Tally.from_json(saved))
+    assert (parts.games, parts.draws, parts.unfinished) == (
+        whole.games,
+        whole.draws,
+        whole.unfinished,
+    )
+    assert parts.duraks == whole.duraks and parts.team_losses == whole.team_losses
+    assert parts.seats == whole.seats and sum(whole.team_losses.values()) > 0
+    for level in ("normal", "easy"):
+        assert len(parts.cpu[level]) == len(whole.cpu[level])
+        # The times differ from run to run; through the histogram each one is kept
+        # within half a bucket.
+        restored = Tally.from_json(json.loads(json.dumps(whole.to_json())))
+        exact = sorted(whole.cpu[level])
+        for a, b in zip(exact, sorted(restored.cpu[level]), strict=True):
+            assert abs(a - b) <= 0.006 * a + 1e-7
+
+
+def test_the_strength_bench_plays_missing_chunks_and_reports(tmp_path: Path) -> None:
+    bench = Path(__file__).resolve().parent.parent / "bench" / "ai_strength.py"
+    run = [sys.executable, str(bench), "--out", str(tmp_path)]
+    only = ["--only", "normal-easy-classic", "--deals-per-chunk", "3"]
+    first = subprocess.run(
+        [*run, "run", *only, "--max-chunks", "2"], capture_output=True, text=True
+    )
+    assert first.returncode == 0, first.stderr
+    assert "2 chunks played" in first.stdout
+    again = subprocess.run(
+        [*run, "run", *only, "--max-chunks", "1"], capture_output=True, text=True
+    )
+    assert "deals 6-9" in again.stdout  # the saved chunks are not played again
+    report = subprocess.run([*run, "report"], capture_output=True, text=True, check=True).stdout
+    row = next(line for line in report.splitlines() if line.startswith("| normal-easy-classic"))
+    assert "| 18 (2000) |" in row and "(so far)" in row  # 9 deals x 2 seatings
+    assert "| hard-normal-classic | 0 (2000) |" in report

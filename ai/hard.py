@@ -83,13 +83,15 @@ def playout_cost(view: PlayerView) -> float:
 
 
 def duel(view: PlayerView) -> bool:
-    """Whether the stock is empty and only this player and one opponent still hold
-    cards: then every card is known (the opponent holds all the unseen ones) and the
-    rest of the game is a two-player game of perfect information."""
+    """Whether the stock is empty and at most one opponent still holds cards: then every
+    card is known (that opponent holds all the unseen ones) and the rest of the game is
+    a two-player game of perfect information (a player who has just played their last
+    card is out at the end of the bout and never acts again)."""
     if view.stock_count:
         return False
-    holding = [p for p, size in enumerate(view.hand_sizes) if size and p not in view.out]
-    return len(holding) == 2 and view.player in holding
+    me = view.player
+    holding = [p for p, size in enumerate(view.hand_sizes) if size and p != me]
+    return len(holding) <= 1
 
 
 def _same_side(s: Position, p: int, q: int) -> bool:

@@ -263,14 +263,14 @@ def _measure(goal: Goal, tally: Tally) -> tuple[int, int]:
     return tally.duraks[goal.subject], decided
 
 
-def summary(out: Path, code: str) -> list[str]:
+def summary(tallies: list[Tally]) -> list[str]:
+    """The goals table, from each goal's merged tally (in ``GOALS``' order)."""
     rows = [
         "| match | games (goal) | measured [95% CI] | goal | holds | Hard CPU ms p50 / p99 / max"
         " | Easy, Normal p99 ms |",
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for goal in GOALS:
-        tally, _, _ = _load(out, code, goal)
+    for goal, tally in zip(GOALS, tallies, strict=True):
         if not tally.games:
             rows.append(f"| {goal.name} | 0 ({goal.games}) | | {goal.text()} | not run | | |")
             continue
@@ -301,12 +301,14 @@ def summary(out: Path, code: str) -> list[str]:
 def show(args: argparse.Namespace) -> int:
     code = args.code or code_id()
     print(f"code {code}\n")
+    tallies = []
     for i, goal in enumerate(GOALS):
         tally, deals, cpu = _load(args.out, code, goal)
+        tallies.append(tally)
         if tally.games and args.full:
             print(report(goal.match(SEED + i), tally, goal.preset, cpu))
             print(f"({deals} deals of {goal.deals}, {cpu / 3600:.2f} CPU-hours)\n")
-    print("\n".join(summary(args.out, code)))
+    print("\n".join(summary(tallies)))
     return 0
 
 

@@ -18,6 +18,7 @@ from support.webapp import (
     AppClient,
     free_port,
     init_data,
+    latest_hand,
     moves_through_app,
     seat_people,
     start_game,
@@ -222,12 +223,14 @@ async def test_hand_collapses_while_the_app_is_open(make_harness: Any) -> None:
         ann = AppClient(http, h.settings.webapp_port, ANN)
 
         def hand() -> Any:
-            return [m for m in h.emu.messages(ANN) if m.from_bot and m.inline_keyboard][-1]
+            return latest_hand(h, ANN)
 
         async with ann.events(gid) as stream:
             await stream.next()
             collapsed = await h.emu.wait_for(
-                lambda: hand() if "playing in the app" in hand().text else None,
+                lambda: (
+                    hand() if hand() is not None and "playing in the app" in hand().text else None
+                ),
                 what="the collapsed hand",
             )
             # Only "Play here" (no step in it): no move button to keep up to date.

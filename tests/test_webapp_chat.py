@@ -11,6 +11,7 @@ from support.webapp import (
     ANN,
     GROUP,
     AppClient,
+    latest_hand,
     moves_through_app,
     seat_people,
     start_game,
@@ -48,13 +49,15 @@ async def test_play_here_and_a_message_bring_the_buttons_back(make_harness: Any)
         ann = AppClient(http, h.settings.webapp_port, ANN)
 
         def hand() -> Any:
-            return [m for m in h.emu.messages(ANN) if m.from_bot and m.inline_keyboard][-1]
+            return latest_hand(h, ANN)
 
         def collapsed() -> Any:
-            return hand() if COLLAPSED in hand().text else None
+            message = hand()
+            return message if message is not None and COLLAPSED in message.text else None
 
         def full() -> Any:
-            return hand() if COLLAPSED not in hand().text else None
+            message = hand()
+            return message if message is not None and COLLAPSED not in message.text else None
 
         async with ann.events(gid) as stream:
             await stream.next()
@@ -103,11 +106,13 @@ async def test_a_collapsed_hand_costs_no_refresh_per_move(make_harness: Any) -> 
             refresh_hand(chat_id, user_id, *args, **kwargs)
 
         def hand() -> Any:
-            return [m for m in h.emu.messages(ANN) if m.from_bot and m.inline_keyboard][-1]
+            return latest_hand(h, ANN)
 
         async with ann.events(gid) as stream:
             await stream.next()
-            await h.emu.wait_for(lambda: COLLAPSED in hand().text, what="the collapsed hand")
+            await h.emu.wait_for(
+                lambda: hand() is not None and COLLAPSED in hand().text, what="the collapsed hand"
+            )
             await h.settle()
             shown = (hand().message_id, hand().text)
             box.refresh_hand = counting  # type: ignore[method-assign]

@@ -42,6 +42,13 @@ def init_data(
     )
 
 
+def latest_hand(h: Harness, user: int) -> Any:
+    """The user's latest hand message, or None before the first one arrives: the app's event
+    stream can answer before the bot's first send of the hand reaches the emulator."""
+    hands = [m for m in h.emu.messages(user) if m.from_bot and m.inline_keyboard]
+    return hands[-1] if hands else None
+
+
 async def seat_people(h: Harness, *users: int) -> None:
     for uid in users:
         h.emu.add_user(uid, NAMES.get(uid, f"U{uid}"))

@@ -17,6 +17,7 @@ from support.webapp import (
     GROUP,
     AppClient,
     free_port,
+    hand_if,
     init_data,
     latest_hand,
     moves_through_app,
@@ -168,7 +169,8 @@ async def test_moves_through_the_app_and_the_keyboard_meet(make_harness: Any) ->
             assert time.monotonic() - started < 1.0
         # The private hand carries the web_app button, the group the t.me link.
         await h.settle()
-        hand = [m for m in h.emu.messages(other) if m.from_bot and m.inline_keyboard][-1]
+        hand = latest_hand(h, other)
+        assert hand is not None, "the other player's hand was sent"
         web_apps = [
             b["web_app"]["url"] for row in hand.inline_keyboard for b in row if "web_app" in b
         ]
@@ -222,16 +224,10 @@ async def test_hand_collapses_while_the_app_is_open(make_harness: Any) -> None:
         mini_app.presence.ttl = 2  # "closed for a while", shortened for the test
         ann = AppClient(http, h.settings.webapp_port, ANN)
 
-        def hand() -> Any:
-            return latest_hand(h, ANN)
-
         async with ann.events(gid) as stream:
             await stream.next()
             collapsed = await h.emu.wait_for(
-                lambda: (
-                    hand() if hand() is not None and "playing in the app" in hand().text else None
-                ),
-                what="the collapsed hand",
+                lambda: hand_if(h, ANN, collapsed=True), what="the collapsed hand"
             )
             # Only "Play here" (no step in it): no move button to keep up to date.
             assert [
@@ -252,7 +248,7 @@ async def test_hand_collapses_while_the_app_is_open(make_harness: Any) -> None:
             assert calls == 0, h.emu.stats.chat_method_calls
         # The app closed: after a while the buttons come back.
         restored = await h.emu.wait_for(
-            lambda: hand() if "playing in the app" not in hand().text else None,
+            lambda: hand_if(h, ANN, collapsed=False),
             timeout=10,
             what="the restored hand",
         )

@@ -11,6 +11,7 @@ from support.webapp import (
     ANN,
     GROUP,
     AppClient,
+    hand_if,
     latest_hand,
     moves_through_app,
     seat_people,
@@ -24,8 +25,6 @@ from bot.webapp.presence import open_key
 from locales import SUPPORTED, translator, visible_text
 
 pytestmark = pytest.mark.filterwarnings("ignore:Deprecated since version v22.2")
-
-COLLAPSED = "playing in the app"
 
 
 def labels(message: Any) -> list[list[str]]:
@@ -52,12 +51,10 @@ async def test_play_here_and_a_message_bring_the_buttons_back(make_harness: Any)
             return latest_hand(h, ANN)
 
         def collapsed() -> Any:
-            message = hand()
-            return message if message is not None and COLLAPSED in message.text else None
+            return hand_if(h, ANN, collapsed=True)
 
         def full() -> Any:
-            message = hand()
-            return message if message is not None and COLLAPSED not in message.text else None
+            return hand_if(h, ANN, collapsed=False)
 
         async with ann.events(gid) as stream:
             await stream.next()
@@ -110,9 +107,7 @@ async def test_a_collapsed_hand_costs_no_refresh_per_move(make_harness: Any) -> 
 
         async with ann.events(gid) as stream:
             await stream.next()
-            await h.emu.wait_for(
-                lambda: hand() is not None and COLLAPSED in hand().text, what="the collapsed hand"
-            )
+            await h.emu.wait_for(lambda: hand_if(h, ANN, collapsed=True), what="the collapsed hand")
             await h.settle()
             shown = (hand().message_id, hand().text)
             box.refresh_hand = counting  # type: ignore[method-assign]

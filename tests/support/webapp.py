@@ -42,11 +42,24 @@ def init_data(
     )
 
 
+COLLAPSED = "playing in the app"
+"""What the private hand says while its owner plays in the open Mini App."""
+
+
 def latest_hand(h: Harness, user: int) -> Any:
     """The user's latest hand message, or None before the first one arrives: the app's event
     stream can answer before the bot's first send of the hand reaches the emulator."""
     hands = [m for m in h.emu.messages(user) if m.from_bot and m.inline_keyboard]
     return hands[-1] if hands else None
+
+
+def hand_if(h: Harness, user: int, *, collapsed: bool) -> Any:
+    """The user's latest hand message if it is collapsed (or, with ``collapsed=False``, if
+    it is not), else None: a predicate for ``wait_for``."""
+    message = latest_hand(h, user)
+    if message is None or (COLLAPSED in message.text) != collapsed:
+        return None
+    return message
 
 
 async def seat_people(h: Harness, *users: int) -> None:

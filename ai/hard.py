@@ -9,7 +9,8 @@
   the hypothetical state; inferred "hints" steer the deal but never contradict it).
 * Search: perfect-information Monte Carlo. Every candidate action is tried in the
   same sampled worlds and each world is played out by the Normal heuristic (opponents
-  whose moves all fit the simplest play by ``policy.simple_decide``); late in a
+  whose moves all fit the simplest play by ``policy.simple_decide``), a random one of
+  the players who may act at once going first, as at a real table; late in a
   two-player game each world is solved exactly instead. Once the stock is empty and
   only two players hold cards (a two-player game, or the last two of any table) there
   is only one world, and the exact solver decides; where perfect play cannot win, a
@@ -92,6 +93,19 @@ def duel(view: PlayerView) -> bool:
     me = view.player
     holding = [p for p, size in enumerate(view.hand_sizes) if size and p != me]
     return len(holding) <= 1
+
+
+def _table_order(view: PlayerView, rng: random.Random) -> random.Random | None:
+    """How playouts order players who may act at once (see ``policy.playout``): at
+    random, as at a real table, while more than two players are in the game; in the
+    fixed order between two. Measured on the same deals (seeded random order in the
+    arena): Hard + 3 Normal gave Hard the durak in 10.7% of 773 games with fixed-order
+    playouts and 7.3% of 771 with random-order ones, but Hard vs Normal fell from 84.2%
+    to 80.7% (about 380 decided games each) and Hard vs Easy from 91.8% to 89.6%.
+    Keeping the playouts' own Hard from throwing in before the defender has beaten did
+    not help at four players (7.7% of 779)."""
+    in_game = view.num_players if view.stock_count else sum(1 for h in view.hand_sizes if h)
+    return rng if in_game > 2 else None
 
 
 def _same_side(s: Position, p: int, q: int) -> bool:
@@ -205,7 +219,7 @@ class HardPlayer:
         for m in [move, *(g for g in good if g != move)]:
             child = core.copy(sim)
             do(child, p, m)
-            durak = playout(child, self.style, simple=simple)
+            durak = playout(child, self.style, simple=simple)  # two in the game: fixed order
             self.last_playouts += 1
             if durak is not None and not _same_side(sim, p, durak):
                 return m
@@ -256,6 +270,7 @@ class HardPlayer:
         if late:
             worlds = min(worlds, budget.late_worlds)
         simple = self._simple(view)
+        order = _table_order(view, rng)
         # With partners the team loses together: a playout is lost when the durak is
         # on this player's side (seat % 2), so helping the other side never pays.
         side = 1 << me
@@ -271,7 +286,7 @@ class HardPlayer:
                 for action in legal:
                     sim = core.copy(world)
                     core.play(sim, me, action)
-                    durak = playout(sim, self.style, simple=simple)
+                    durak = playout(sim, self.style, simple=simple, order=order)
                     self.last_playouts += 1
                     results.append(0.5 if durak is None else float(not side >> durak & 1))
             for i, r in enumerate(results):

@@ -9,6 +9,7 @@ plus 13 for trumps (every trump outranks every plain card).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from random import Random
 
 from engine import core
 from engine.actions import ATTACK_ONE, Action, attack_of
@@ -394,11 +395,22 @@ def play_step(s: Position, p: int, style: Style = NORMAL) -> None:
 
 
 def playout(
-    s: Position, style: Style = NORMAL, max_steps: int = 1500, simple: int = 0
+    s: Position,
+    style: Style = NORMAL,
+    max_steps: int = 1500,
+    simple: int = 0,
+    order: Random | None = None,
 ) -> int | None:
     """Play position ``s`` to the end with the heuristic; the durak (None for a draw).
 
     The players in the ``simple`` bit mask play ``simple_decide`` instead.
+
+    Who acts when several players may (the defender and whoever may throw in): with
+    ``order``, one of them at random, as at a real table where the quickest goes first
+    (and as the arena plays); without it, the first one ``core.waiting`` lists. The
+    order matters: a throw-in made before the defender beats changes what the defence
+    costs, and a thrower asked early must commit or pass (Hard's search takes the
+    random order at tables of more than two: see ``ai.hard``).
 
     Like the players (``ai.cycles``), the playout switches to progress mode after a
     run of ``2 * n + 2`` bouts ended by a pick-up with no discard, draw or player out
@@ -408,11 +420,16 @@ def playout(
     taken = 0
     bout = s[BOUT]
     key = (s[DISCARD], len(s[STOCK]), s[OUT])
-    actor = core.actor
+    actor, waiting = core.actor, core.waiting
+    rnd = order.random if order is not None else None
     for _ in range(max_steps):
         if s[OVER]:
             return s[DURAK]  # type: ignore[no-any-return]
-        p = actor(s)
+        if rnd is not None and s[ATTACK]:
+            w = waiting(s)
+            p = w[0] if len(w) == 1 else w[int(rnd() * len(w))]
+        else:
+            p = actor(s)
         if taken >= limit:
             move = progress_move(s, p)
         elif simple >> p & 1:

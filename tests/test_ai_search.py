@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from ai.policy import decide, to_action
+from ai.policy import decide, do, playout, to_action
 from ai.solver import Solver, moves
 from engine import PRESETS, Rules, apply, core, legal_actions, new_game, waiting_for
 from engine.actions import Swap
@@ -195,3 +195,50 @@ def test_hard_solves_the_last_two_of_a_four_player_game() -> None:
         solved += hard.last_nodes > 0
         checked += 1
     assert solved == checked  # every one of them went through the solver
+
+
+def _contested(rng: random.Random) -> core.Position:
+    """A four-player position where the defender has an unbeaten card and another
+    player may throw in too (played there by the heuristic)."""
+    while True:
+        s = core.thaw(new_game(Rules.preset("classic"), 4, seed=rng.randrange(10**9)))
+        while not s[core.OVER]:
+            waiting = core.waiting(s)
+            if len(waiting) > 1 and waiting[0] == s[core.DEFENDER] and None in s[core.DEFENSE]:
+                return s
+            p = core.actor(s)
+            do(s, p, decide(s, p))
+
+
+def _who_acted(before: core.Position, after: core.Position) -> int:
+    if before[core.TAKING] != after[core.TAKING]:
+        return before[core.DEFENDER]  # type: ignore[no-any-return]
+    for p in range(before[core.NUM_PLAYERS]):
+        if before[core.HANDS][p] != after[core.HANDS][p] or (
+            (before[core.PASSED] ^ after[core.PASSED]) >> p & 1
+        ):
+            return p
+    raise AssertionError("nobody acted")
+
+
+def test_a_playout_with_an_order_lets_any_waiting_player_go_first() -> None:
+    """Without ``order`` the defender always moves first; with it, as at a real table
+    (and in the arena), sometimes a thrower does, and the same generator seed gives the
+    same playout."""
+    rng = random.Random("contested")
+    for _ in range(5):
+        start = _contested(rng)
+        waiting = core.waiting(start)
+        first = set()
+        for seed in range(40):
+            fixed = core.copy(start)
+            playout(fixed, max_steps=1)
+            assert _who_acted(start, fixed) == waiting[0]
+            ordered = core.copy(start)
+            playout(ordered, max_steps=1, order=random.Random(seed))
+            first.add(_who_acted(start, ordered))
+            again = core.copy(start)
+            playout(again, max_steps=1, order=random.Random(seed))
+            assert again == ordered
+        assert first <= set(waiting)
+        assert len(first) > 1

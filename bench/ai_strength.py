@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/ai_strength.py run --jobs 2 --minutes 90   # play missing chunks
     .venv/bin/python bench/ai_strength.py report                      # merge, check goals
+    .venv/bin/python bench/ai_strength.py carry OLD --only NAMES      # matches a change spares
 
 Every match of the goals is played as the arena plays it (mirrored deals, rotating
 seats, a seeded random order among players who may act at once) in chunks of
@@ -225,6 +226,61 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _outcomes(tally: dict[str, Any]) -> tuple[object, ...]:
+    """What a chunk's games came to, and how many decisions each level made in them:
+    equal for two codes that play those games alike (times aside)."""
+    decisions = {level: sum(hist.values()) for level, hist in tally["cpu"].items()}
+    keys = ("games", "draws", "unfinished", "duraks", "seats", "team_losses")
+    return (*(tally[k] for k in keys), decisions)
+
+
+def carry(args: argparse.Namespace) -> int:
+    """Take another code's chunks of ``--only`` matches, which a change cannot have
+    touched (say, Hard's play at bigger tables for two-player matches), once replaying
+    ``--check`` of them under the current code gives the same outcomes and the same
+    number of decisions per level. The replayed chunks are saved as the current code's
+    own; the others are copied with ``carried_from`` (their times are the old run's)."""
+    code = code_id()
+    if args.source == code:
+        print("that is the current code", file=sys.stderr)
+        return 2
+    jobs: list[tuple[int, dict[str, Any]]] = []
+    for i, goal in enumerate(GOALS):
+        if goal.name in args.only:
+            records = _saved(args.out, args.source, goal)[0]
+            jobs += [(i, r) for r in records[: args.check]]
+    with ProcessPoolExecutor(args.jobs) as pool:
+        futures = [(i, r, pool.submit(_play, i, *r["deals"])) for i, r in jobs]
+        replayed = [(i, r, f.result()) for i, r, f in futures]
+    refused: set[int] = set()
+    checked: dict[int, list[list[int]]] = {}
+    for i, old, new in replayed:
+        goal = GOALS[i]
+        a, b = old["deals"]
+        if _outcomes(new["tally"]) != _outcomes(old["tally"]):
+            print(f"{goal.name} deals {a}-{b}: played differently now, nothing carried")
+            refused.add(i)
+            continue
+        record = {**old, "code": code, "commit": _commit(), **new}
+        record["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        _save(_chunk_path(args.out, code, goal, a, b), record)
+        checked.setdefault(i, []).append([a, b])
+    for i, deals in checked.items():
+        if i in refused:
+            continue
+        goal = GOALS[i]
+        covered = _saved(args.out, code, goal)[1]
+        copied = 0
+        for old in _saved(args.out, args.source, goal)[0]:
+            a, b = old["deals"]
+            if covered.isdisjoint(range(a, b)):
+                record = {**old, "code": code, "carried_from": args.source, "checked": deals}
+                _save(_chunk_path(args.out, code, goal, a, b), record)
+                copied += 1
+        print(f"{goal.name}: {len(deals)} chunks replayed alike, {copied} carried")
+    return 1 if refused else 0
+
+
 def _round_robin(rows: list[list[tuple[int, int, int]]]) -> Iterator[list[tuple[int, int, int]]]:
     for k in range(max((len(r) for r in rows), default=0)):
         yield [r[k] for r in rows if k < len(r)]
@@ -309,6 +365,14 @@ def show(args: argparse.Namespace) -> int:
             print(report(goal.match(SEED + i), tally, goal.preset, cpu))
             print(f"({deals} deals of {goal.deals}, {cpu / 3600:.2f} CPU-hours)\n")
     print("\n".join(summary(tallies)))
+    for goal in GOALS:
+        records = _saved(args.out, code, goal)[0]
+        carried = [r for r in records if "carried_from" in r]
+        if carried:
+            print(
+                f"{goal.name}: {len(carried)} of {len(records)} chunks carried from"
+                f" {carried[0]['carried_from']} (replayed alike: deals {carried[0]['checked']})"
+            )
     return 0
 
 
@@ -323,6 +387,12 @@ def main(argv: list[str] | None = None) -> int:
     play.add_argument("--deals-per-chunk", type=int, default=DEALS_PER_CHUNK)
     play.add_argument("--max-chunks", type=int, default=None)
     play.set_defaults(handler=run)
+    take = sub.add_parser("carry", help="take another code's chunks once some replay alike")
+    take.add_argument("source", help="the code whose chunks to take")
+    take.add_argument("--only", nargs="+", required=True, help="matches the change spares")
+    take.add_argument("--check", type=int, default=1, help="chunks per match to replay")
+    take.add_argument("--jobs", type=int, default=1)
+    take.set_defaults(handler=carry)
     rep = sub.add_parser("report", help="merge the saved chunks and check the goals")
     rep.add_argument("--code", help="another code's chunks (default: the current code)")
     rep.add_argument("--full", action="store_true", help="the arena's report of each match")

@@ -112,3 +112,41 @@ def test_the_strength_bench_plays_missing_chunks_and_reports(tmp_path: Path) -> 
     row = next(line for line in report.splitlines() if line.startswith("| normal-easy-classic"))
     assert "| 18 (2000) |" in row and "(so far)" in row  # 9 deals x 2 seatings
     assert "| hard-normal-classic | 0 (2000) |" in report
+
+
+def test_the_strength_bench_carries_chunks_only_once_some_replay_alike(tmp_path: Path) -> None:
+    """A change that spares a match may take the old code's chunks of it, after a
+    replay under the current code gives the same games; a chunk that replays otherwise
+    stops it."""
+    bench = Path(__file__).resolve().parent.parent / "bench" / "ai_strength.py"
+    run = [sys.executable, str(bench), "--out", str(tmp_path)]
+    only = ["--only", "normal-easy-classic"]
+    played = subprocess.run(
+        [*run, "run", *only, "--deals-per-chunk", "2", "--max-chunks", "3"],
+        capture_output=True,
+        text=True,
+    )
+    assert played.returncode == 0, played.stderr
+    (code,) = [p.name for p in tmp_path.iterdir()]
+    (tmp_path / code).rename(tmp_path / "old")  # as if another code had played them
+    mine = tmp_path / code / "normal-easy-classic"
+
+    carry = [*run, "carry", "old", *only, "--check", "1"]
+    carried = subprocess.run(carry, capture_output=True, text=True)
+    assert carried.returncode == 0, carried.stderr
+    assert "1 chunks replayed alike, 2 carried" in carried.stdout
+    assert len(list(mine.glob("*.json"))) == 3
+    report = subprocess.run([*run, "report"], capture_output=True, text=True).stdout
+    assert "| 12 (2000) |" in report  # 6 deals x 2 seatings, as the old code played them
+    assert "normal-easy-classic: 2 of 3 chunks carried from old" in report
+
+    for chunk in mine.glob("*.json"):
+        chunk.unlink()
+    first = tmp_path / "old" / "normal-easy-classic" / "deals-00000-00002.json"
+    record = json.loads(first.read_text())
+    record["tally"]["draws"] += 1  # the old code played that chunk otherwise
+    first.write_text(json.dumps(record))
+    refused = subprocess.run(carry, capture_output=True, text=True)
+    assert refused.returncode == 1
+    assert "deals 0-2: played differently now, nothing carried" in refused.stdout
+    assert list(mine.glob("*.json")) == []

@@ -176,6 +176,25 @@ def _save(path: Path, record: dict[str, Any]) -> None:
     os.replace(tmp, path)  # a chunk is either saved whole or not at all
 
 
+def _record(
+    i: int, a: int, b: int, code: str, commit: str, played: dict[str, Any]
+) -> dict[str, Any]:
+    """A chunk's saved record: the match, the deals, who played them, what ``_play`` gave."""
+    goal = GOALS[i]
+    return {
+        "goal": goal.name,
+        "levels": list(goal.levels),
+        "preset": goal.preset,
+        "partners": goal.partners,
+        "seed": SEED + i,
+        "deals": [a, b],
+        "code": code,
+        "commit": commit,
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        **played,
+    }
+
+
 def run(args: argparse.Namespace) -> int:
     code = code_id()
     commit = _commit()
@@ -207,18 +226,7 @@ def run(args: argparse.Namespace) -> int:
             for future in finished:
                 i, a, b = running.pop(future)
                 goal = GOALS[i]
-                record = {
-                    "goal": goal.name,
-                    "levels": list(goal.levels),
-                    "preset": goal.preset,
-                    "partners": goal.partners,
-                    "seed": SEED + i,
-                    "deals": [a, b],
-                    "code": code,
-                    "commit": commit,
-                    "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                    **future.result(),
-                }
+                record = _record(i, a, b, code, commit, future.result())
                 _save(_chunk_path(args.out, code, goal, a, b), record)
                 done += 1
                 print(f"{goal.name} deals {a}-{b}: {record['cpu_seconds']} CPU s", flush=True)
@@ -244,11 +252,13 @@ def carry(args: argparse.Namespace) -> int:
     if args.source == code:
         print("that is the current code", file=sys.stderr)
         return 2
-    jobs: list[tuple[int, dict[str, Any]]] = []
-    for i, goal in enumerate(GOALS):
-        if goal.name in args.only:
-            records = _saved(args.out, args.source, goal)[0]
-            jobs += [(i, r) for r in records[: args.check]]
+    commit = _commit()
+    source = {
+        i: _saved(args.out, args.source, goal)[0]
+        for i, goal in enumerate(GOALS)
+        if goal.name in args.only
+    }
+    jobs = [(i, r) for i, records in source.items() for r in records[: args.check]]
     with ProcessPoolExecutor(args.jobs) as pool:
         futures = [(i, r, pool.submit(_play, i, *r["deals"])) for i, r in jobs]
         replayed = [(i, r, f.result()) for i, r, f in futures]
@@ -261,9 +271,7 @@ def carry(args: argparse.Namespace) -> int:
             print(f"{goal.name} deals {a}-{b}: played differently now, nothing carried")
             refused.add(i)
             continue
-        record = {**old, "code": code, "commit": _commit(), **new}
-        record["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        _save(_chunk_path(args.out, code, goal, a, b), record)
+        _save(_chunk_path(args.out, code, goal, a, b), _record(i, a, b, code, commit, new))
         checked.setdefault(i, []).append([a, b])
     for i, deals in checked.items():
         if i in refused:
@@ -271,7 +279,7 @@ def carry(args: argparse.Namespace) -> int:
         goal = GOALS[i]
         covered = _saved(args.out, code, goal)[1]
         copied = 0
-        for old in _saved(args.out, args.source, goal)[0]:
+        for old in source[i]:
             a, b = old["deals"]
             if covered.isdisjoint(range(a, b)):
                 record = {**old, "code": code, "carried_from": args.source, "checked": deals}
@@ -302,14 +310,22 @@ def _saved(out: Path, code: str, goal: Goal) -> tuple[list[dict[str, Any]], set[
     return records, covered
 
 
-def _load(out: Path, code: str, goal: Goal) -> tuple[Tally, int, float]:
-    """The merged tally of a goal's saved chunks, the deals they cover, CPU seconds."""
+def _load(out: Path, code: str, goal: Goal) -> tuple[Tally, int, float, str]:
+    """The merged tally of a goal's saved chunks, the deals they cover, CPU seconds, and
+    a line on the chunks carried from another code ("" when none)."""
     tally, cpu = Tally(), 0.0
     records, covered = _saved(out, code, goal)
     for record in records:
         tally.merge(Tally.from_json(record["tally"]))
         cpu += record["cpu_seconds"]
-    return tally, len(covered), cpu
+    carried = [r for r in records if "carried_from" in r]
+    note = (
+        f"{goal.name}: {len(carried)} of {len(records)} chunks carried from"
+        f" {carried[0]['carried_from']} (replayed alike: deals {carried[0]['checked']})"
+        if carried
+        else ""
+    )
+    return tally, len(covered), cpu, note
 
 
 def _measure(goal: Goal, tally: Tally) -> tuple[int, int]:
@@ -357,22 +373,15 @@ def summary(tallies: list[Tally]) -> list[str]:
 def show(args: argparse.Namespace) -> int:
     code = args.code or code_id()
     print(f"code {code}\n")
-    tallies = []
+    tallies, notes = [], []
     for i, goal in enumerate(GOALS):
-        tally, deals, cpu = _load(args.out, code, goal)
+        tally, deals, cpu, note = _load(args.out, code, goal)
         tallies.append(tally)
+        notes += [note] if note else []
         if tally.games and args.full:
             print(report(goal.match(SEED + i), tally, goal.preset, cpu))
             print(f"({deals} deals of {goal.deals}, {cpu / 3600:.2f} CPU-hours)\n")
-    print("\n".join(summary(tallies)))
-    for goal in GOALS:
-        records = _saved(args.out, code, goal)[0]
-        carried = [r for r in records if "carried_from" in r]
-        if carried:
-            print(
-                f"{goal.name}: {len(carried)} of {len(records)} chunks carried from"
-                f" {carried[0]['carried_from']} (replayed alike: deals {carried[0]['checked']})"
-            )
+    print("\n".join([*summary(tallies), *notes]))
     return 0
 
 

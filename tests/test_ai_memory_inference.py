@@ -8,10 +8,10 @@ import pytest
 
 from ai import player
 from ai.cycles import progress_action
-from ai.memory import Memory
+from ai.memory import LOW_PLAIN, Memory
 from ai.policy import simple_decide, to_action
 from engine import Rules, apply, new_game, view, waiting_for
-from engine.cards import mask_of
+from engine.cards import CARD_RANK_MASK, mask_of
 from engine.core import actor, thaw
 
 
@@ -82,3 +82,60 @@ def test_hints_of_a_player_created_mid_game_match_one_that_watched() -> None:
         assert late.simple == watcher.simple
         p = waiting_for(state)[0]
         state = apply(state, p, players[p].choose(view(state, p)))
+
+
+@pytest.mark.parametrize("game", range(10))
+def test_hints_about_normal_players_hold(game: int) -> None:
+    """World sampling trusts the hints, so they must fit the Normal heuristic too (the
+    computer players' default seat), not only the simplest play: a Normal player takes
+    rather than spend a high trump early, leads what the defender cannot beat late on,
+    and passes only without low plain cards of a table rank. Any order of the players
+    who may act at once."""
+    presets = ["classic", "perevodnoy", "neighbours", "full_deck", "short", "strict"]
+    rules, levels = _games(["normal"], presets, 10)[game]
+    n = len(levels)
+    players = [player("normal", seed=game * 10 + s) for s in range(n)]
+    state = new_game(rules, n, seed=100 + game)
+    order = random.Random(game)
+    memory = Memory()
+    hinted = 0
+    while not state.over:
+        v = view(state, 0)
+        memory.update(v)
+        for q in range(1, n):
+            hidden = state.hands[q] & ~mask_of(v.known_cards[q])
+            for drawn, mask in memory.hints[q]:
+                assert (hidden & mask).bit_count() <= drawn
+                hinted += drawn == 0 and mask != 0
+        waiting = waiting_for(state)
+        p = waiting[order.randrange(len(waiting))]
+        state = apply(state, p, players[p].choose(view(state, p)))
+    assert hinted  # the check above is not empty
+
+
+def test_an_attacker_who_adds_nothing_with_room_left_lacks_low_cards_of_table_ranks() -> None:
+    """At the end of a bout, an attacker who could have added (room on the table) and
+    did not most likely holds no plain card of a table rank up to 10, whether it passed
+    or was never asked (at a real table nobody can tell those apart)."""
+    checked = 0
+    for seed in range(10):
+        state = new_game(Rules(), 2, seed=seed)
+        players = [player("normal", seed=s) for s in range(2)]
+        memory = Memory()
+        while not state.over:
+            before = view(state, 1)
+            p = waiting_for(state)[0]
+            state = apply(state, p, players[p].choose(view(state, p)))
+            after = view(state, 1)
+            memory.update(after)
+            new = after.history[len(before.history) :]
+            if before.defender != 1 or not any(e.kind == "discarded" for e in new):
+                continue
+            low = 0
+            for a, d in before.table:
+                low |= CARD_RANK_MASK[a] | (0 if d is None else CARD_RANK_MASK[d])
+            low &= LOW_PLAIN[before.trump]
+            if low and len(before.table) < before.limit:
+                assert any(mask & low == low for _, mask in memory.hints[0])
+                checked += 1
+    assert checked >= 10

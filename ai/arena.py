@@ -167,10 +167,6 @@ def play_deals(match: Match, deals: Sequence[int]) -> Tally:
     return tally
 
 
-def _run(args: tuple[Match, list[int]]) -> Tally:
-    return play_deals(*args)
-
-
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     if n == 0:
         return (0.0, 1.0)
@@ -276,7 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     n = len(levels)
     deals = max(1, -(-args.games // n))
     chunk = max(1, min(25, deals // (4 * max(1, args.jobs)) or 1))
-    tasks = [(match, list(range(i, min(deals, i + chunk)))) for i in range(0, deals, chunk)]
+    chunks = [list(range(i, min(deals, i + chunk))) for i in range(0, deals, chunk)]
     tally = Tally()
     start = time.perf_counter()
 
@@ -287,12 +283,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{done} games, {elapsed:.0f}s", file=sys.stderr, flush=True)
 
     if args.jobs <= 1:
-        for task in tasks:
-            tally.merge(_run(task))
+        for deal_chunk in chunks:
+            tally.merge(play_deals(match, deal_chunk))
             progress()
     else:
         with ProcessPoolExecutor(args.jobs) as pool:
-            for part in pool.map(_run, tasks):
+            for part in pool.map(play_deals, [match] * len(chunks), chunks):
                 tally.merge(part)
                 progress()
     print(report(match, tally, args.rules, time.perf_counter() - start))

@@ -34,7 +34,7 @@ from ai.cycles import progress_action
 from ai.levels import NormalPlayer, _check
 from ai.memory import Memory
 from ai.policy import NORMAL, Move, Style, decide, do, playout, to_action
-from ai.solver import Solver, SolverBudget, moves
+from ai.solver import Solver, SolverBudget, moves, same_side
 from engine import core
 from engine.actions import Action, Swap
 from engine.cards import Card
@@ -106,10 +106,6 @@ def _table_order(view: PlayerView, rng: random.Random) -> random.Random | None:
     not help at four players (7.7% of 779)."""
     in_game = view.num_players if view.stock_count else sum(1 for h in view.hand_sizes if h)
     return rng if in_game > 2 else None
-
-
-def _same_side(s: Position, p: int, q: int) -> bool:
-    return p == q or (s[RULES].partners and (p ^ q) & 1 == 0)
 
 
 class HardPlayer:
@@ -221,7 +217,7 @@ class HardPlayer:
             do(child, p, m)
             durak = playout(child, self.style, simple=simple)  # two in the game: fixed order
             self.last_playouts += 1
-            if durak is not None and not _same_side(sim, p, durak):
+            if durak is not None and not same_side(sim[RULES].partners, p, durak):
                 return m
         return move
 
@@ -273,9 +269,7 @@ class HardPlayer:
         order = _table_order(view, rng)
         # With partners the team loses together: a playout is lost when the durak is
         # on this player's side (seat % 2), so helping the other side never pays.
-        side = 1 << me
-        if view.rules.partners:
-            side = sum(1 << q for q in range(n) if q % 2 == me % 2)
+        side = sum(1 << q for q in range(n) if same_side(view.rules.partners, me, q))
         score = [0.0] * len(legal)
         done = 0
         for _ in range(worlds):

@@ -52,6 +52,12 @@ LOW_PLAIN: tuple[int, ...] = tuple(
 Normal heuristic always throw in when there is room (rank 10 or lower)."""
 
 
+def _lower_plain(card: int, trump: int) -> int:
+    """The plain cards ranked below ``card`` (any plain suit)."""
+    below = (1 << card % 13) - 1
+    return sum(below << 13 * suit for suit in range(4) if suit != trump)
+
+
 class Memory:
     def __init__(self) -> None:
         self.seen = 0
@@ -92,14 +98,17 @@ class Memory:
         self.took_count = [0] * view.num_players
         self.hints = [[] for _ in range(view.num_players)]
         self.simple = [True] * view.num_players
-        self._attack = []
-        self._covered = 0
-        self._ranks = 0
+        self._clear_table()
         self._bout = None
         self._out = 0
         self._throw_in_all = view.rules.throw_in == "all"
         self._partners = view.rules.partners
         self._stock = view.rules.deck_size - HAND_SIZE * view.num_players
+
+    def _clear_table(self) -> None:
+        self._attack = []
+        self._covered = 0
+        self._ranks = 0
 
     def _hint(self, p: int, mask: int) -> None:
         """``p`` most likely holds none of ``mask`` now."""
@@ -167,16 +176,12 @@ class Memory:
         elif isinstance(event, PickedUp):
             self._bout_over()
             self._got(event.player, mask_of(event.cards))
-            self._attack = []
-            self._covered = 0
-            self._ranks = 0
+            self._clear_table()
         elif isinstance(event, Swapped):
             self._got(event.player, 1 << event.got)
         elif isinstance(event, Discarded):
             self._bout_over()
-            self._attack = []
-            self._covered = 0
-            self._ranks = 0
+            self._clear_table()
         elif isinstance(event, Drew):
             p = event.player
             self._stock -= event.count
@@ -238,10 +243,7 @@ class Memory:
             c = cards[0]
             if c // 13 != trump:
                 # Reasonable play throws in its lowest plain card of a table rank.
-                lower = 0
-                for rank in range(2, c % 13 + 2):
-                    lower |= RANK_MASK[rank]
-                self._hint(p, self._ranks & lower & ~SUIT_MASK[trump])
+                self._hint(p, self._ranks & _lower_plain(c, trump))
             return
         if len(cards) > 1:
             self.simple[p] = False
@@ -255,11 +257,7 @@ class Memory:
         if c // 13 == trump:
             self._hint(p, plain | (SUIT_MASK[trump] & ((1 << c) - 1)))
         else:
-            lower = 0
-            for s in range(4):
-                if s != trump:
-                    lower |= ((1 << (c % 13)) - 1) << (13 * s)
-            self._hint(p, lower)
+            self._hint(p, _lower_plain(c, trump))
 
     def _beaten(self, p: int, a: int, c: int) -> None:
         trump = self.trump

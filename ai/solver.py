@@ -72,6 +72,12 @@ class SolverBudget(Exception):
     """The node budget (or the depth cap) ran out before the position was solved."""
 
 
+def same_side(partners: bool, p: int, q: int) -> bool:
+    """Whether seats ``p`` and ``q`` win or lose together: the same seat, or partners
+    (seat % 2) in a partners game."""
+    return p == q or (partners and (p ^ q) & 1 == 0)
+
+
 def _bits(mask: int) -> list[int]:
     out = []
     while mask:
@@ -153,9 +159,7 @@ class Solver:
         durak = s[DURAK]
         if durak is None:
             return 0
-        if s[RULES].partners:
-            return -1 if (durak ^ self.me) & 1 == 0 else 1
-        return -1 if durak == self.me else 1
+        return -1 if same_side(s[RULES].partners, durak, self.me) else 1
 
     def _key(self, s: Position) -> tuple[object, ...]:
         return (

@@ -27,6 +27,7 @@ mid-game).
 from __future__ import annotations
 
 from ai.policy import NORMAL, SIMPLE_THROW_MAX_RANK
+from ai.solver import same_side
 from engine.cards import BEATERS, CARD_RANK_MASK, RANK_MASK, SUIT_MASK, mask_of
 from engine.events import (
     Attacked,
@@ -45,17 +46,16 @@ from engine.events import (
 from engine.rules import HAND_SIZE
 from engine.view import PlayerView
 
-LOW_PLAIN: tuple[int, ...] = tuple(
-    sum(RANK_MASK[r] for r in range(2, SIMPLE_THROW_MAX_RANK + 1)) & ~SUIT_MASK[t] for t in range(4)
-)
+
+def _plain_below(rank: int, trump: int) -> int:
+    """The plain cards (any suit but ``trump``) ranked below ``rank``."""
+    below = (1 << rank - 2) - 1
+    return sum(below << 13 * suit for suit in range(4) if suit != trump)
+
+
+LOW_PLAIN: tuple[int, ...] = tuple(_plain_below(SIMPLE_THROW_MAX_RANK + 1, t) for t in range(4))
 """Per trump suit: the plain cards of a table rank that both the simplest play and the
 Normal heuristic always throw in when there is room (rank 10 or lower)."""
-
-
-def _lower_plain(card: int, trump: int) -> int:
-    """The plain cards ranked below ``card`` (any plain suit)."""
-    below = (1 << card % 13) - 1
-    return sum(below << 13 * suit for suit in range(4) if suit != trump)
 
 
 class Memory:
@@ -227,9 +227,8 @@ class Memory:
             return
         for p in range(len(self.hints)):
             if (
-                p == defender
+                same_side(self._partners, p, defender)
                 or self._out >> p & 1
-                or (self._partners and (p ^ defender) & 1 == 0)
                 or (p != attacker and not self._throw_in_all)
             ):
                 continue  # could not add (with neighbours-only throw-ins: unsure)
@@ -243,7 +242,7 @@ class Memory:
             c = cards[0]
             if c // 13 != trump:
                 # Reasonable play throws in its lowest plain card of a table rank.
-                self._hint(p, self._ranks & _lower_plain(c, trump))
+                self._hint(p, self._ranks & _plain_below(c % 13 + 2, trump))
             return
         if len(cards) > 1:
             self.simple[p] = False
@@ -257,7 +256,7 @@ class Memory:
         if c // 13 == trump:
             self._hint(p, plain | (SUIT_MASK[trump] & ((1 << c) - 1)))
         else:
-            self._hint(p, _lower_plain(c, trump))
+            self._hint(p, _plain_below(c % 13 + 2, trump))
 
     def _beaten(self, p: int, a: int, c: int) -> None:
         trump = self.trump

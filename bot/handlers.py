@@ -570,8 +570,7 @@ class Handlers:
         self.games.box.refresh_hand(chat_id, user.id)
         game = await self.storage.load_table(chat_id)
         tr = await self.user_tr(user.id, user.language_code)
-        change = render.latest_change(game, tr) if game is not None else ""
-        return FlowError("toast.moved_on", change=change or "…")
+        return FlowError("toast.moved_on", change=render.moved_on_change(game, tr))
 
     async def language_button(
         self, query: CallbackQuery, button: LanguageButton, context: ContextTypes.DEFAULT_TYPE

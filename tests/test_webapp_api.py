@@ -29,6 +29,7 @@ from support.webapp import (
 from bot.app import games_of
 from bot.webapp import wiring
 from engine import view
+from locales import translator
 
 pytestmark = pytest.mark.filterwarnings("ignore:Deprecated since version v22.2")
 
@@ -157,6 +158,11 @@ async def test_moves_through_the_app_and_the_keyboard_meet(make_harness: Any) ->
             assert after["table"][0][0] == action.split()[1]
             seen = await stream.until(lambda s: s["step"] == 1)
             assert seen["table"] == after["table"]
+            # The same card again, from the older state: a toast naming what changed.
+            status, body = await client.move(gid, action, step=0)
+            moved_on = translator("en").t("toast.moved_on", change="").split(":")[0]
+            assert status == 409 and body["error"].startswith(moved_on)
+            assert body["state"]["step"] == 1 and len(body["error"]) > len(moved_on) + 2
             # The defender answers from the inline keyboard; the app shows it live.
             await h.settle()
             buttons = [b for b in hand_buttons(h.emu, other) if b[0] == 1]

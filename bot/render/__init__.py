@@ -12,7 +12,7 @@ from bot.render.lobby import cancelled, lobby_message, rules_summary
 from bot.render.results import results_message
 from bot.render.rules import rules_message, table_pace
 from bot.render.stats import group_stats, user_stats
-from bot.render.table import latest_change, table_message
+from bot.render.table import moved_on_change, table_message
 
 __all__ = [
     "MAX_TEXT",
@@ -23,8 +23,8 @@ __all__ = [
     "hand_closed",
     "hand_message",
     "language_picker",
-    "latest_change",
     "lobby_message",
+    "moved_on_change",
     "results_message",
     "rules_message",
     "rules_summary",

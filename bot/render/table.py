@@ -41,6 +41,11 @@ def latest_change(game: ChatGame, tr: Translator) -> str:
     return ""
 
 
+def moved_on_change(game: ChatGame | None, tr: Translator) -> str:
+    """The ``change`` of the "moved on" toast: the latest move, or "…" when none shows."""
+    return (latest_change(game, tr) if game is not None else "") or "…"
+
+
 def table_message(
     game: ChatGame, tr: Translator, bot_username: str, now: float | None = None
 ) -> Rendered:

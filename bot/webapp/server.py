@@ -21,7 +21,7 @@ from typing import Any
 
 from aiohttp import web
 
-from bot import flow
+from bot import flow, render
 from bot.flow import FlowError
 from bot.handlers import new_game_id
 from bot.records import Table
@@ -255,11 +255,19 @@ class MiniAppServer:
             return {"game": who.table.game_id, "phase": "gone"}
         return {**game_state(table, seat, translator(who.lang)), "now": self.clock()}
 
-    async def fresh(self, who: Seated) -> JsonDict:
+    async def refused(self, who: Seated, err: FlowError) -> web.Response:
+        """A refused change, worded as the chat's toast, with the state as it is now."""
         table = await self.games.storage.load_table(who.chat_id)
-        if table is None:
-            return {"game": who.table.game_id, "phase": "gone"}
-        return self.snapshot(who, table)
+        tr = translator(who.lang)
+        kwargs = err.kwargs
+        if err.key == "toast.moved_on":  # the flow has no translator to name the change
+            kwargs = {"change": render.moved_on_change(table, tr)}
+        state = (
+            self.snapshot(who, table)
+            if table is not None
+            else {"game": who.table.game_id, "phase": "gone"}
+        )
+        return json_error(409, plain(tr.t(err.key, **kwargs)), state)
 
     async def body(self, request: web.Request) -> JsonDict:
         if request.content_type != "application/json":
@@ -306,8 +314,7 @@ class MiniAppServer:
                 who.chat_id, flow.play, table.game_id, user.user_id, step, action
             )
         except FlowError as err:
-            tr = translator(who.lang)
-            return json_error(409, plain(tr.t(err.key, **err.kwargs)), await self.fresh(who))
+            return await self.refused(who, err)
         # The table as this move left it: no second read (the event stream has any later one).
         return web.json_response(self.snapshot(who, table), dumps=dumps)
 
@@ -335,8 +342,7 @@ class MiniAppServer:
         try:
             table = await self.games.run(who.chat_id, operation, *args)
         except FlowError as err:
-            tr = translator(who.lang)
-            return json_error(409, plain(tr.t(err.key, **err.kwargs)), await self.fresh(who))
+            return await self.refused(who, err)
         seat = table.seat_of(who.user.user_id)
         if seat is None:
             return json_error(403, "not seated")

@@ -103,10 +103,15 @@ class AppClient:
         ) as r:
             return r.status, await r.json()
 
-    async def move(self, game: str, action: str, **kw: Any) -> tuple[int, dict[str, Any]]:
+    async def move(
+        self, game: str, action: str, step: int | None = None, **kw: Any
+    ) -> tuple[int, dict[str, Any]]:
+        body: dict[str, Any] = {"game": game, "action": action}
+        if step is not None:  # the step the move was chosen at (the page sends it)
+            body["step"] = step
         async with self.http.post(
             f"{self.base}/api/move",
-            json={"game": game, "action": action},
+            json=body,
             headers=self.headers(**kw),
         ) as r:
             return r.status, await r.json()

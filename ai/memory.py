@@ -21,7 +21,7 @@ so that search can simulate them that way.
 
 The memory follows ``view.history`` incrementally between calls and rebuilds itself
 when it meets a history it has not seen the start of (a new game, or a player created
-mid-game).
+mid-game), or another viewer's (each sees only their own passes).
 """
 
 from __future__ import annotations
@@ -62,6 +62,7 @@ class Memory:
     def __init__(self) -> None:
         self.seen = 0
         self.first: Event | None = None
+        self.viewer = -1
         self.trump = 0
         self.lacks: list[int] = []
         self.took_count: list[int] = []
@@ -84,7 +85,12 @@ class Memory:
 
     def update(self, view: PlayerView) -> None:
         history = view.history
-        if not history or len(history) < self.seen or self.first != history[0]:
+        if (
+            not history
+            or len(history) < self.seen
+            or self.first != history[0]
+            or view.player != self.viewer
+        ):
             self._reset(view)
         for event in history[self.seen :]:
             self._event(event)
@@ -93,6 +99,7 @@ class Memory:
     def _reset(self, view: PlayerView) -> None:
         self.seen = 0
         self.first = view.history[0] if view.history else None
+        self.viewer = view.player
         self.trump = view.trump
         self.lacks = [0] * view.num_players
         self.took_count = [0] * view.num_players

@@ -2,7 +2,8 @@
 
 ``engine.waiting_for`` reads the hidden hands (it lists only attackers who hold a card
 of a rank on the table), so it may drive a server but never be shown. ``must_act``
-uses public facts only: seats, roles, passes, hand sizes and the table.
+uses public facts only: seats, roles, hand sizes and the table. Not passes: who
+passed is the passer's own business (see ``engine.view``).
 """
 
 from __future__ import annotations
@@ -28,11 +29,11 @@ class MustAct:
     - ``over``: the game is over; ``player`` is None and ``may_add`` empty.
 
     ``may_add`` lists the attackers whose *seat* lets them add cards now (not the
-    defender or a partner of theirs, not out, holding cards, not passed since the last
-    new rank, room on the table; with ``throw_in="neighbours"`` only the attacker and
-    the defender's left neighbour), the attacker first, then clockwise. Whether they
-    hold a matching card is hidden, so the list does not depend on it: the game may
-    move on without some of them (nobody who could add is left).
+    defender or a partner of theirs, not out, holding cards, room on the table; with
+    ``throw_in="neighbours"`` only the attacker and the defender's left neighbour), the
+    attacker first, then clockwise. Whether they hold a matching card, and whether they
+    passed, is hidden, so the list depends on neither: the game may move on without
+    some of them (nobody who could add is left).
     """
 
     kind: TurnKind
@@ -61,7 +62,6 @@ def must_act(state: State) -> MustAct:
             seat
             for seat in ((attacker + k) % n for k in range(n))
             if state.hands[seat] != 0  # hand sizes are public
-            and not state.passed >> seat & 1
             and may_add_by_seat(state, seat)
         )
     if not state.taking and None in state.defense:

@@ -1,14 +1,23 @@
 """What the table may know (``public_view``) and what one player may know (``view``):
-the only inputs a group message, a computer player or a DM ever get."""
+the only inputs a group message, a computer player or a DM ever get.
+
+A pass is the passer's own business. Only an attacker holding a card of a table rank is
+asked to throw in (the others cannot, and the game does not wait on them), so a pass
+would tell everyone that the passer held such a card. At a real table, "nothing to
+add" sounds the same either way. So a ``Passed`` event and the ``passed`` mark appear
+only in the passer's own view, and ``must_act`` keeps naming every seat that may add.
+Only the step moves on: the table sees that the game went on, as it sees a pause.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from engine.actions import Action
 from engine.cards import Card, cards_of, sort_key
-from engine.events import Event
+from engine.events import Event, Passed
 from engine.game import legal_actions
 from engine.rules import Rules
 from engine.state import State
@@ -39,6 +48,8 @@ class PublicView:
     limit: int
     taking: bool
     passed: tuple[int, ...]
+    """The viewer, if they passed since the last new rank landed (never anyone else: see
+    the module's note); always empty in the table's view."""
     bout: int
     dealer: int
     out: tuple[int, ...]
@@ -89,7 +100,12 @@ class PlayerView(PublicView):
         return bool(self.legal_actions)
 
 
-def _public_fields(state: State) -> dict[str, Any]:
+def _seen(events: Iterable[Event], viewer: int | None) -> tuple[Event, ...]:
+    """``events`` without the passes of anyone but ``viewer``."""
+    return tuple(e for e in events if type(e) is not Passed or e.player == viewer)
+
+
+def _public_fields(state: State, viewer: int | None) -> dict[str, Any]:
     turn = must_act(state)
     losing_team = None
     if state.over and state.rules.partners and state.durak is not None:
@@ -112,7 +128,7 @@ def _public_fields(state: State) -> dict[str, Any]:
         "defender": state.defender,
         "limit": state.limit,
         "taking": state.taking,
-        "passed": tuple(p for p in range(state.num_players) if state.passed >> p & 1),
+        "passed": (viewer,) if viewer is not None and state.passed >> viewer & 1 else (),
         "bout": state.bout,
         "dealer": state.dealer,
         "out": state.out,
@@ -122,21 +138,21 @@ def _public_fields(state: State) -> dict[str, Any]:
         "step": state.step,
         "must_act": turn,
         "waiting_for": turn.seats,
-        "last_events": state.events,
-        "history": tuple(state.all_events()),
+        "last_events": _seen(state.events, viewer),
+        "history": _seen(state.all_events(), viewer),
     }
 
 
 def public_view(state: State) -> PublicView:
     """What everyone at the table may see: the only input of a group message."""
-    return PublicView(**_public_fields(state))
+    return PublicView(**_public_fields(state, None))
 
 
 def view(state: State, player: int) -> PlayerView:
     """Build ``player``'s view of ``state``."""
     hand = sorted(cards_of(state.hands[player]), key=lambda c: sort_key(c, state.trump))
     return PlayerView(
-        **_public_fields(state),
+        **_public_fields(state, player),
         player=player,
         hand=tuple(hand),
         legal_actions=tuple(legal_actions(state, player)),

@@ -133,7 +133,7 @@ def determinize(
         attacker=view.attacker,
         defender=view.defender,
         limit=view.limit,
-        passed=sum(1 << p for p in view.passed),
+        passed=sum(1 << p for p in view.passed),  # own pass only: others' are hidden
         taking=view.taking,
         bout=view.bout,
         out=view.out,

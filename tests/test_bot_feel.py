@@ -16,7 +16,7 @@ from bot.lobby_options import LOBBY_OPTIONS
 from bot.records import ChatGame, StatLine
 from bot.render import faces
 from bot.render.labels import label_width, pack, too_wide
-from engine import Beat, Card, Rules, State, apply, legal_actions, must_act, waiting_for
+from engine import Beat, Card, Pass, Rules, State, apply, legal_actions, must_act, waiting_for
 from engine.events import PickedUp, Transferred
 from locales import SUPPORTED, language_name, translator
 
@@ -236,6 +236,29 @@ def test_group_log_names_transfers_and_picked_up_cards_and_keeps_the_previous_bo
         if seen_transfer and seen_pickup:
             break
     assert seen_transfer and seen_pickup
+
+
+def test_a_pass_shows_in_no_message_but_the_passers_own() -> None:
+    # Only a player holding a card of a table rank can pass: a "Bea passes" would say so.
+    rng = random.Random(5)
+    en = translator("en")
+    checked = 0
+    for n in range(12):
+        game = started(4, seed=f"ps{n:04d}")
+        state = game.engine_state()
+        while not state.over:
+            seat = rng.choice(waiting_for(state))
+            action = rng.choice(legal_actions(state, seat))
+            group = render.table_message(game, en, "bot")
+            hands = {q: render.hand_message(game, q, en).text for q in range(4) if q != seat}
+            state = apply(state, seat, action)
+            game.state = state.to_dict()
+            if action == Pass() and not state.over and must_act(state).kind != "lead":
+                checked += 1  # the bout goes on
+                assert render.table_message(game, en, "bot") == group
+                for q, text in hands.items():
+                    assert render.hand_message(game, q, en).text == text
+    assert checked >= 10
 
 
 def test_automatic_moves_are_marked_in_the_log() -> None:

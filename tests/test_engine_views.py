@@ -19,6 +19,8 @@ from test_engine_rules import SPANISH_EXAMPLE_HANDS
 
 from engine import (
     MustAct,
+    Pass,
+    PlayerView,
     PublicView,
     Rules,
     State,
@@ -31,6 +33,7 @@ from engine import (
     waiting_for,
 )
 from engine.cards import Card, cards_of
+from engine.events import Passed
 
 
 def other_world(state: State, viewer: int | None, rng: random.Random) -> State:
@@ -115,8 +118,12 @@ def test_must_act_defend_throw_in_and_passes() -> None:
     state = play(state, "0: attack 7♠")
     assert must_act(state) == MustAct("defend", 1, (0, 2))
     assert must_act(state).seats == (1, 0, 2)
-    state = play(state, "2: pass")  # a pass stands until a new rank lands
-    assert must_act(state) == MustAct("defend", 1, (0,))
+    state = play(state, "2: pass")  # a pass stands until a new rank lands ...
+    assert legal_actions(state, 2) == []
+    # ... but only seat 2 knows it: only a player holding a 7 can pass.
+    assert must_act(state) == MustAct("defend", 1, (0, 2))
+    assert view(state, 2).passed == (2,)
+    assert view(state, 0).passed == () == public_view(state).passed
     state = play(state, "1: beat 7♠ 9♠")
     assert must_act(state) == MustAct("throw_in", None, (0, 2))
     state = play(state, "0: attack 7♦", "1: take")
@@ -131,3 +138,48 @@ def test_must_act_is_over_when_the_game_is() -> None:
         state = apply(state, p, rng.choice(legal_actions(state, p)))
     assert must_act(state) == MustAct("over", None, ())
     assert public_view(state).waiting_for == ()
+
+
+def _unseen_pass(before: PlayerView | PublicView, after: PlayerView | PublicView) -> None:
+    """``after`` is ``before`` moved on by one step that showed nothing."""
+    assert after.step == before.step + 1 and after.last_events == ()
+    assert dataclasses.replace(after, step=before.step, last_events=before.last_events) == before
+
+
+def _passes_unseen(rules: Rules, players: int, seed: int) -> int:
+    """Plays a random game, checking each pass that leaves the bout going; their count."""
+    rng = random.Random(seed)
+    state = new_game(rules, players, seed=seed, dealer=rng.randrange(players))
+    passes = 0
+    for _ in range(MAX_STEPS):
+        if state.over:
+            break
+        movers = [p for p in range(players) if legal_actions(state, p)]
+        player = rng.choice(movers)
+        action = rng.choice(legal_actions(state, player))
+        after = apply(state, player, action)
+        if action == Pass() and after.bout == state.bout and not after.over:
+            passes += 1  # the bout goes on: this step shows nothing but the pass
+            _unseen_pass(public_view(state), public_view(after))
+            for p in range(players):
+                if p != player:
+                    _unseen_pass(view(state, p), view(after, p))
+            mine = view(after, player)
+            assert mine.passed == (player,) and mine.last_events == (Passed(player),)
+        state = after
+    assert state.over
+    return passes
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(games())
+def test_a_pass_shows_nobody_but_the_passer_anything_but_a_step(
+    game_: tuple[Rules, int, int],
+) -> None:
+    # Only a player holding a card of a table rank can pass: whoever else saw the pass
+    # would know of that card.
+    _passes_unseen(*game_)
+
+
+def test_passes_that_leave_the_bout_going_are_common_at_four() -> None:
+    assert sum(_passes_unseen(Rules(), 4, seed) for seed in range(10)) >= 10

@@ -1,7 +1,8 @@
 """The public log of the table, read from the state's own history: the bout being
 played and the whole previous one, so no move is lost between two group edits
 (an edit comes at most every few seconds; a bout takes longer). Moves the bot made
-for a player whose time ran out are marked ⏱."""
+for a player whose time ran out are marked ⏱. Passes are not shown: only a player
+holding a card of a table rank can pass, so a pass would show that card (``engine.view``)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ from engine.events import (
     BoutStarted,
     Discarded,
     Event,
-    Passed,
     PickedUp,
     PlayerOut,
     Swapped,
@@ -75,8 +75,6 @@ def event_line(event: Event, names: Sequence[str], tr: Translator) -> Html | Non
         )
     if isinstance(event, Took):
         return tr.t("event.took", name=names[event.player])
-    if isinstance(event, Passed):
-        return tr.t("event.passed", name=names[event.player])
     if isinstance(event, PickedUp):
         return tr.t(
             "event.picked_up_cards", name=names[event.player], cards=faces.cards(tr, event.cards)

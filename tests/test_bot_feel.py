@@ -16,6 +16,7 @@ from bot.lobby_options import LOBBY_OPTIONS
 from bot.records import ChatGame, StatLine
 from bot.render import faces
 from bot.render.labels import label_width, pack, too_wide
+from bot.webapp.state import game_state
 from engine import Beat, Card, Pass, Rules, State, apply, legal_actions, must_act, waiting_for
 from engine.events import PickedUp, Transferred
 from locales import SUPPORTED, language_name, translator
@@ -250,14 +251,21 @@ def test_a_pass_shows_in_no_message_but_the_passers_own() -> None:
             seat = rng.choice(waiting_for(state))
             action = rng.choice(legal_actions(state, seat))
             group = render.table_message(game, en, "bot")
-            hands = {q: render.hand_message(game, q, en).text for q in range(4) if q != seat}
+            others = [q for q in range(4) if q != seat]
+            hands = {q: render.hand_message(game, q, en).text for q in others}
+            apps = {q: game_state(game, q, en) for q in others}
             state = apply(state, seat, action)
             game.state = state.to_dict()
             if action == Pass() and not state.over and must_act(state).kind != "lead":
                 checked += 1  # the bout goes on
                 assert render.table_message(game, en, "bot") == group
-                for q, text in hands.items():
-                    assert render.hand_message(game, q, en).text == text
+                for q in others:
+                    assert render.hand_message(game, q, en).text == hands[q]
+                    assert {**game_state(game, q, en), "step": apps[q]["step"]} == apps[q]
+                # The passer's own Mini App waits on the others, not on them.
+                mine = game_state(game, seat, en)
+                assert seat not in [w["seat"] for w in mine["waiting"]]
+                assert NAMES[seat] not in mine["prompt"]
     assert checked >= 10
 
 

@@ -124,7 +124,8 @@ def _prompt(table: Table, v: PlayerView, seat: int, names: list[str], tr: Transl
         return plain(tr.t("hand.prompt_defend" if v.table else "hand.prompt_lead"))
     if any(not isinstance(a, Swap) for a in v.legal_actions):
         return plain(tr.t("hand.prompt_throw_in"))
-    waiting = ", ".join(names[s] for s in v.waiting_for)
+    # Not the viewer: with no move left they are waited on by nobody, whatever the seats say.
+    waiting = ", ".join(names[s] for s in v.waiting_for if s != seat)
     return plain(tr.t("app.waiting", names=waiting)) if waiting else plain(tr.t("hand.wait"))
 
 
@@ -179,6 +180,8 @@ def game_state(table: Table, seat: int, tr: Translator, state: State | None = No
     playing = table.phase == "playing"
     legal = v.legal_actions if playing and not table.seats[seat].computer else ()
     waiting = set(v.waiting_for) if playing else set()
+    if not legal:
+        waiting.discard(seat)  # the seat may add, but this player has nothing (more) to add
     players = []
     for i, s in enumerate(table.seats):
         role = role_of(v, i)

@@ -115,7 +115,9 @@ def _role_text(role: str, cards: int, tr: Translator) -> str:
     return plain(tr.n(f"role.{role}", cards))
 
 
-def _prompt(table: Table, v: PlayerView, seat: int, names: list[str], tr: Translator) -> str:
+def _prompt(
+    table: Table, v: PlayerView, seat: int, names: list[str], waiting: set[int], tr: Translator
+) -> str:
     if table.seats[seat].computer:
         return plain(tr.t("hand.ai_plays"))
     if seat in v.out:
@@ -124,9 +126,8 @@ def _prompt(table: Table, v: PlayerView, seat: int, names: list[str], tr: Transl
         return plain(tr.t("hand.prompt_defend" if v.table else "hand.prompt_lead"))
     if any(not isinstance(a, Swap) for a in v.legal_actions):
         return plain(tr.t("hand.prompt_throw_in"))
-    # Not the viewer: with no move left they are waited on by nobody, whatever the seats say.
-    waiting = ", ".join(names[s] for s in v.waiting_for if s != seat)
-    return plain(tr.t("app.waiting", names=waiting)) if waiting else plain(tr.t("hand.wait"))
+    others = ", ".join(names[s] for s in v.waiting_for if s in waiting)
+    return plain(tr.t("app.waiting", names=others)) if others else plain(tr.t("hand.wait"))
 
 
 def _result(table: Table, tr: Translator) -> JsonDict:
@@ -180,7 +181,7 @@ def game_state(table: Table, seat: int, tr: Translator, state: State | None = No
     playing = table.phase == "playing"
     legal = v.legal_actions if playing and not table.seats[seat].computer else ()
     waiting = set(v.waiting_for) if playing else set()
-    if not legal:
+    if not any(not isinstance(a, Swap) for a in legal):  # a swap is never waited for
         waiting.discard(seat)  # the seat may add, but this player has nothing (more) to add
     players = []
     for i, s in enumerate(table.seats):
@@ -221,7 +222,7 @@ def game_state(table: Table, seat: int, tr: Translator, state: State | None = No
         players=players,
         log=log,
         last_bout=last_bout(v.history, names, tr),
-        prompt=_prompt(table, v, seat, names, tr) if playing else "",
+        prompt=_prompt(table, v, seat, names, waiting, tr) if playing else "",
         can_start=False,
     )
     if table.phase == "finished":

@@ -2,9 +2,10 @@
 
 The bot runs as its real entry point (``python -m bot``) in a child process, with a
 real redis-server and the emulator's Telegram flood limits switched on; this process
-runs the emulator and the simulated players. Two humans per group (no computer
-seats, so AI thinking is excluded). Each player waits a human-like moment, then
-presses a button that is legal for the current state.
+runs the emulator and the simulated players. Two humans per group (``--players`` up
+to 6; the Mini App's players two only), no computer seats, so AI thinking is excluded.
+Each player waits a human-like moment, then presses a button that is legal for the
+current state.
 
     .venv/bin/python bench/bot_load.py --groups 200 --seconds 60
 
@@ -76,7 +77,10 @@ class Results:
 
 
 def hand_buttons(emu: BotApiEmulator, user: int) -> list[tuple[int, int, str]]:
-    """Move buttons in the user's private chat (read in place: no copies, it runs often)."""
+    """Move buttons in the user's private chat as (edits of the message so far, message
+    id, data): read in place, no copies, it runs often. A hand keeps the step its buttons
+    were made at while they stay the same, so what tells a keyboard the player has not
+    pressed yet is the message's edit count, not the step."""
     found: list[tuple[int, int, str]] = []
     chat = emu.chat(user)
     if chat is None:
@@ -88,7 +92,7 @@ def hand_buttons(emu: BotApiEmulator, user: int) -> list[tuple[int, int, str]]:
             for button in row:
                 data = button.get("callback_data")
                 if isinstance(data, str) and data.startswith("h:"):
-                    found.append((int(data.split(":")[3]), message.message_id, data))
+                    found.append((message.edit_count, message.message_id, data))
     return found
 
 
@@ -98,7 +102,7 @@ PREFERENCE = "pBatb"
 async def player_pair(
     emu: BotApiEmulator,
     group: int,
-    users: tuple[int, int],
+    users: tuple[int, ...],
     results: Results,
     stop_at: float,
     rng: random.Random,
@@ -113,26 +117,28 @@ async def player_pair(
 async def play_pair(
     emu: BotApiEmulator,
     group: int,
-    users: tuple[int, int],
+    users: tuple[int, ...],
     results: Results,
     stop_at: float,
     rng: random.Random,
     think: tuple[float, float],
     changes: Subscription,
 ) -> None:
-    last_step = -1
+    pressed: set[tuple[int, int, int]] = set()
+    """(user, message id, its edit count) of every keyboard pressed on: a player acts
+    once on each version of their keyboard, then waits for the next."""
     while time.monotonic() < stop_at:
 
-        def ready(last_step: int = last_step) -> tuple[int, int, int, str] | None:
+        def ready() -> tuple[int, int, int, str] | None:
             best = None
             for user in users:
-                for step, mid, data in hand_buttons(emu, user):
+                for edits, mid, data in hand_buttons(emu, user):
                     op = data.split(":")[4][0]
-                    if step < last_step or op not in PREFERENCE:
+                    if op not in PREFERENCE or (user, mid, edits) in pressed:
                         continue
-                    key = (-step, PREFERENCE.index(op))
+                    key = PREFERENCE.index(op)
                     if best is None or key < best[0]:
-                        best = (key, user, mid, data, step)
+                        best = (key, user, mid, data, edits)
             if best is None:
                 return None
             return best[1], best[2], best[4], best[3]
@@ -144,7 +150,8 @@ async def play_pair(
             except TimeoutError:
                 return
             found = ready()
-        user, mid, step, data = found
+        user, mid, edits, data = found
+        pressed.add((user, mid, edits))
         chat = emu.chat(group)
         if chat is not None and any("Game over" in m.text for m in chat.messages.values()):
             results.games_done += 1
@@ -167,39 +174,42 @@ async def play_pair(
             results.toasts[answer.text] = results.toasts.get(answer.text, 0) + 1
         elif data.split(":")[4][0] != "b":
             results.moves += 1
-        last_step = step + (0 if data.split(":")[4][0] == "b" else 1)
 
 
-async def set_up(emu: BotApiEmulator, groups: int) -> list[tuple[int, tuple[int, int]]]:
+async def set_up(
+    emu: BotApiEmulator, groups: int, players: int = 2
+) -> list[tuple[int, tuple[int, ...]]]:
     tables = []
     for g in range(groups):
-        chat, a, b = -1_000_000 - g, 10_000 + 2 * g, 10_001 + 2 * g
-        emu.add_user(a, f"A{g}")
-        emu.add_user(b, f"B{g}")
-        emu.add_group(chat, f"Bench {g}", members=[a, b], creator=a)
+        chat = -1_000_000 - g
+        users = tuple(10_000 + 8 * g + k for k in range(players))
+        for k, user in enumerate(users):
+            emu.add_user(user, f"{'ABCDEF'[k]}{g}")
+        emu.add_group(chat, f"Bench {g}", members=list(users), creator=users[0])
         # Writing to the bot opens the private chat (the bot answers nothing).
-        await emu.user_sends(a, a, "hello")
-        await emu.user_sends(b, b, "hello")
-        tables.append((chat, (a, b)))
-    for chat, (a, _) in tables:
-        await emu.user_sends(a, chat, "/newgame")
-    for chat, (_, b) in tables:
+        for user in users:
+            await emu.user_sends(user, user, "hello")
+        tables.append((chat, users))
+    for chat, users in tables:
+        await emu.user_sends(users[0], chat, "/newgame")
+    for chat, users in tables:
 
         def lobby_of(chat: int = chat) -> int | None:
             return next((m.message_id for m in emu.messages(chat) if m.from_bot), None)
 
         lobby_id = await emu.wait_for(lobby_of, 120)
-        await (await emu.user_presses(b, chat, lobby_id, text="Join")).answer()
-    for chat, (a, _) in tables:
+        for user in users[1:]:
+            await (await emu.user_presses(user, chat, lobby_id, text="Join")).answer()
+    for chat, users in tables:
 
         def joined(chat: int = chat) -> int | None:
             for m in emu.messages(chat):
-                if m.from_bot and "2. B" in m.text:
+                if m.from_bot and f"{players}. {'ABCDEF'[players - 1]}" in m.text:
                     return m.message_id
             return None
 
         mid = await emu.wait_for(joined, 120)
-        await (await emu.user_presses(a, chat, mid, text="Start")).answer()
+        await (await emu.user_presses(users[0], chat, mid, text="Start")).answer()
     return tables
 
 
@@ -335,11 +345,11 @@ async def measure_bot(args: argparse.Namespace, redis_env: dict[str, str]) -> No
     try:
         async with bot_processes(args, env, emu, app_ports) as pids:
             t0 = time.monotonic()
-            tables = await set_up(emu, args.groups)
+            tables = await set_up(emu, args.groups, args.players)
             print(f"set up {len(tables)} groups in {time.monotonic() - t0:.1f}s", flush=True)
             # Let the deal's messages go out before measuring.
             await emu.wait_for(
-                lambda: all(hand_buttons(emu, a) or hand_buttons(emu, b) for _, (a, b) in tables),
+                lambda: all(any(hand_buttons(emu, u) for u in users) for _, users in tables),
                 300,
             )
             if args.app:
@@ -347,7 +357,7 @@ async def measure_bot(args: argparse.Namespace, redis_env: dict[str, str]) -> No
 
                 games = [
                     (c, (hand_buttons(emu, a) or hand_buttons(emu, b))[0][2].split(":")[2], (a, b))
-                    for c, (a, b) in tables
+                    for c, (a, b, *_) in tables
                 ]
                 think = (args.think_min, args.think_max)
                 bases = [f"http://127.0.0.1:{port}" for port in app_ports]
@@ -361,7 +371,7 @@ async def measure_bot(args: argparse.Namespace, redis_env: dict[str, str]) -> No
 async def play_and_report(
     args: argparse.Namespace,
     emu: BotApiEmulator,
-    tables: list[tuple[int, tuple[int, int]]],
+    tables: list[tuple[int, tuple[int, ...]]],
     pids: list[int],
     redis_env: dict[str, str],
 ) -> None:
@@ -482,10 +492,16 @@ def main() -> None:
     parser.add_argument("--bot-log", default="/tmp/durak_bench_bot.log")
     parser.add_argument("--profile", help="write a cProfile of the bot process here")
     parser.add_argument("--app", action="store_true", help="players use the Mini App")
+    parser.add_argument(
+        "--players", type=int, default=2, choices=range(2, 7), help="humans per group (2-6)"
+    )
     parser.add_argument("--workers", type=int, default=1, help="webhook workers (fleet)")
     parser.add_argument("--webhook", action="store_true", help="one worker, as a fleet does")
     parser.add_argument("--cluster", action="store_true", help="on a Redis Cluster")
-    asyncio.run(run(parser.parse_args()))
+    args = parser.parse_args()
+    if args.app and args.players != 2:
+        parser.error("--app plays two humans per group")
+    asyncio.run(run(args))
 
 
 if __name__ == "__main__":

@@ -243,7 +243,14 @@ async def play_out(
 ) -> EmuMessage:
     """Play the game to its end by pressing legal buttons; returns the result message
     (the group message containing ``game_over``: the result title in the group's language)."""
-    pressed: set[tuple[int, int, str]] = set()
+    pressed: set[tuple[int, int, int, str]] = set()
+    """(user, message id, its edit count, data) of every button pressed: a keyboard
+    whose moves stay the same keeps its data (and step), so what makes a button worth
+    pressing again is a new version of its message."""
+
+    def edits(user: int, mid: int) -> int:
+        message = h.emu.message(user, mid)
+        return -1 if message is None else message.edit_count
 
     def over() -> EmuMessage | None:
         for message in h.emu.messages(group):
@@ -256,7 +263,7 @@ async def play_out(
         for user in humans:
             for step, mid, data in hand_buttons(h.emu, user):
                 op = _op(data)
-                if op not in _PREFERENCE or (user, mid, data) in pressed:
+                if op not in _PREFERENCE or (user, mid, edits(user, mid), data) in pressed:
                     continue
                 key = (-step, _PREFERENCE.index(op))
                 if best is None or key < (best[0], best[1]):
@@ -270,7 +277,7 @@ async def play_out(
         if isinstance(found, EmuMessage):
             return found
         user, mid, data = found
-        pressed.add((user, mid, data))
+        pressed.add((user, mid, edits(user, mid), data))
         with contextlib.suppress(Exception):
             handle = await h.emu.user_presses(user, user, mid, data=data)
             await asyncio.wait_for(handle.answer(), timeout)

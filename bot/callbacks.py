@@ -2,7 +2,8 @@
 
 Group buttons: ``g:<game>:<op>``; language picker: ``l:<lang>``; /rules buttons:
 ``r:<chat>`` (all of them) or ``r:<chat>:<section letter>``; hand buttons in a
-private chat: ``h:<chat>:<game>:<step>:<op><cards>``. A card is one character (its
+private chat: ``h:<chat>:<game>:<step>:<op><cards>`` (the step the keyboard was made at;
+see ``without_steps``). A card is one character (its
 index into a 52-letter alphabet), so the data always fits Telegram's 64 bytes.
 Decoding is strict: anything not produced by ``encode_*`` raises ``CallbackError``.
 """
@@ -48,6 +49,15 @@ _SECTION_CODES: Final[dict[Section, str]] = {
 _SECTIONS_BY_CODE: Final = {code: section for section, code in _SECTION_CODES.items()}
 assert set(_SECTION_CODES) == set(SECTIONS)
 _HAND_RE: Final = re.compile(r"h:(-?\d{1,20}):([a-z0-9]{6}):(\d{1,7}):([a-zA-Z])([a-zA-Z]{0,6})")
+
+
+_HAND_STEP_RE: Final = re.compile(r"(h:-?\d{1,20}:[a-z0-9]{6}:)\d{1,7}:")
+
+
+def without_steps(text: str) -> str:
+    """``text`` (callback data, or a keyboard's serialised form) with every hand
+    button's step blanked: what the buttons do, not when they were made."""
+    return _HAND_STEP_RE.sub(r"\1:", text)
 
 
 class CallbackError(ValueError):

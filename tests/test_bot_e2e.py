@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from support.harness import Harness, hand_buttons, open_lobby, play_out, press
+from support.harness import Harness, hand_buttons, open_lobby, play_out, press, pressable
 
 from bot import flow, handlers
 from bot.flow import FlowError
@@ -163,8 +163,8 @@ async def started_game(h: Harness, humans: list[int], ais: list[str] = ()) -> An
 
 
 def move_button(h: Harness, user: int, step: int) -> tuple[int, str] | None:
-    for s, mid, data in hand_buttons(h.emu, user):
-        if s == step and data.split(":")[4][0] in "apBbt":
+    for _, mid, data in pressable(h, user, step):
+        if data.split(":")[4][0] in "apBbt":
             return mid, data
     return None
 
@@ -223,7 +223,7 @@ async def test_simultaneous_taps_and_two_processes_apply_one_move(make_harness: 
         step += 1
 
         def two_buttons() -> list[tuple[int, int, str]] | None:
-            found = [b for b in hand_buttons(h.emu, defender) if b[0] == step]
+            found = pressable(h, defender, step)
             moves = [b for b in found if b[2].split(":")[4][0] in "Bt"]
             return (moves * 2)[:2] if moves else None  # two different moves, or a double tap
 

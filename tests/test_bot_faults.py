@@ -15,6 +15,7 @@ import pytest
 from conftest import Harness, hand_buttons, open_lobby, press
 from fault_proxy import Fault, FaultProxy
 from redis.exceptions import RedisError
+from support.harness import pressable
 
 from bot.guard import FLOOD_MAX
 from bot.storage import settings_key, table_key
@@ -70,8 +71,8 @@ def live_hands(h: Harness, user: int) -> list[Any]:
 
 def a_move(h: Harness, step: int) -> tuple[int, int, str] | None:
     for user in (ANN, BOB):
-        for s, mid, data in hand_buttons(h.emu, user):
-            if s == step and data.split(":")[4][0] in "apBbt":
+        for _, mid, data in pressable(h, user, step):
+            if data.split(":")[4][0] in "apBbt":
                 return user, mid, data
     return None
 

@@ -269,6 +269,40 @@ def test_a_pass_shows_in_no_message_but_the_passers_own() -> None:
     assert checked >= 10
 
 
+def test_a_hand_whose_moves_stay_the_same_is_not_edited() -> None:
+    """A hand's digest (what decides an edit) stays the same while its own lines and
+    moves do, whatever the step: a thrower's hand is not re-sent for each card the
+    defender beats, nor for another player's hidden pass."""
+    en = translator("en")
+    rng = random.Random(8)
+    kept = changed = 0
+    for n in range(8):
+        game = started(4, seed=f"ks{n:04d}")
+        state = game.engine_state()
+        while not state.over:
+            seat = rng.choice(waiting_for(state))
+            others = [q for q in range(4) if q != seat]
+            before = {q: render.hand_message(game, q, en) for q in others}
+            legal = {q: legal_actions(state, q) for q in others}
+            state = apply(state, seat, rng.choice(legal_actions(state, seat)))
+            game.state = state.to_dict()
+            for q in others:
+                after = render.hand_message(game, q, en)
+                steps = {
+                    callbacks.decode(str(b.callback_data)).step  # type: ignore[union-attr]
+                    for row in rows_of(after.markup)
+                    for b in row
+                    if str(b.callback_data).split(":")[4] != "m"  # "take back": no step
+                }
+                assert steps <= {state.step}  # freshly made buttons carry this step
+                same_moves = set(legal_actions(state, q)) == set(legal[q])
+                if same_moves and legal[q] and after.stable == before[q].stable:
+                    assert after.digest() == before[q].digest()
+                    kept += 1
+                    changed += after.text != before[q].text  # the context rides along later
+    assert kept > 100 and changed > 50
+
+
 def test_automatic_moves_are_marked_in_the_log() -> None:
     game = started(2)
     state = game.engine_state()

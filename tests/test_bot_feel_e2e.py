@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from conftest import BOT_USERNAME, Harness, hand_buttons, open_lobby, press
+from support.harness import pressable
 
 from engine import Rules, must_act, waiting_for
 from locales import how_to_play, rules_short, rules_text, visible_text
@@ -35,7 +36,7 @@ async def solo_game(h: Harness) -> None:
 
 def own_move(h: Harness, step: int) -> tuple[int, str] | None:
     """A button for Ann's own move at ``step``: beat, else lead one card, else take."""
-    found = [(mid, data) for s, mid, data in hand_buttons(h.emu, ANN) if s == step]
+    found = [(mid, data) for _, mid, data in pressable(h, ANN, step)]
     for op in ("B", "a", "t"):
         for mid, data in found:
             body = data.split(":")[4]

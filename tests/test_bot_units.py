@@ -58,6 +58,21 @@ def test_every_move_fits_64_bytes_and_round_trips(action: object, step: int) -> 
     assert decoded == HandButton(CHAT, GID, step, "move", action)  # type: ignore[arg-type]
 
 
+def test_a_keyboard_without_steps_is_what_its_buttons_do() -> None:
+    first, later = (callbacks.encode_move(CHAT, GID, step, Take()) for step in (3, 1234))
+    assert first != later
+    assert callbacks.without_steps(first) == callbacks.without_steps(later)
+    assert callbacks.without_steps(first) != callbacks.without_steps(
+        callbacks.encode_move(CHAT, GID, 3, Pass())
+    )
+    keyboard = repr([first, callbacks.encode_pick(CHAT, GID, 7, Card.parse("9♥"))])
+    assert callbacks.without_steps(keyboard) == repr(
+        [f"h:{CHAT}:{GID}::t", f"h:{CHAT}:{GID}::b" + callbacks.ALPHABET[int(Card.parse("9♥"))]]
+    )
+    group = callbacks.encode_group(GID, "join")
+    assert callbacks.without_steps(group) == group
+
+
 @given(st.text(max_size=80))
 def test_forged_data_never_decodes_to_garbage(data: str) -> None:
     try:

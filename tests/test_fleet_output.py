@@ -155,7 +155,13 @@ async def play(
     emu: BotApiEmulator, between: Callable[[int], Awaitable[None]] | None = None
 ) -> EmuMessage:
     """Press legal buttons until the result comes; ``between(n)`` runs before press n."""
-    pressed: set[tuple[int, int, str]] = set()
+    pressed: set[tuple[int, int, int, str]] = set()
+    """(user, message id, its edit count, data): a keyboard whose moves stay the same keeps
+    its data, so a button is worth pressing again only on a new version of its message."""
+
+    def version(user: int, mid: int) -> int:
+        message = emu.message(user, mid)
+        return -1 if message is None else message.edit_count
 
     def over() -> EmuMessage | None:
         return next((m for m in emu.messages(GROUP) if m.from_bot and GAME_OVER in m.text), None)
@@ -165,7 +171,8 @@ async def play(
             (-step, PREFERENCE.index(data.split(":")[4][0]), user, mid, data)
             for user in (ANN, BOB)
             for step, mid, data in hand_buttons(emu, user)
-            if data.split(":")[4][0] in PREFERENCE and (user, mid, data) not in pressed
+            if data.split(":")[4][0] in PREFERENCE
+            and (user, mid, version(user, mid), data) not in pressed
         ]
         return min(options)[2:] if options else None
 
@@ -175,8 +182,8 @@ async def play(
         found = await emu.wait_for(lambda: over() or candidate(), STALL, what="a move")
         if isinstance(found, EmuMessage):
             return found
-        pressed.add(found)
         user, mid, data = found
+        pressed.add((user, mid, version(user, mid), data))
         # A refused (stale) button is part of play; so is a tap whose worker was killed
         # after it took the update (never answered: the buttons move on without it).
         with contextlib.suppress(Exception):

@@ -262,13 +262,11 @@ async def play_a_game(emu: BotApiEmulator, storage: Storage, chat: int, ann: int
         handle = await emu.user_presses(user, chat, lobby.message_id, text=label)
         await asyncio.wait_for(handle.answer(), 10)
         await emu.wait_for(lambda shown=shown: any(shown in m.text for m in emu.messages(chat)), 20)
-    last_step, pressed = -1, set[str]()
+    last_step, pressed = -1, set[tuple[int, int, int, str]]()
     for _ in range(MOVES):
         try:
             user, mid, step, data = await emu.wait_for(
-                lambda last=last_step, done=frozenset(pressed): next_move(
-                    emu, (ann, bob), last, done
-                ),
+                lambda done=frozenset(pressed): next_move(emu, (ann, bob), done),
                 20,
                 what="a move",
             )
@@ -280,12 +278,10 @@ async def play_a_game(emu: BotApiEmulator, storage: Storage, chat: int, ann: int
                 f"group {chat}: no move after step {last_step}; stored step {stored}, "
                 f"button steps shown {shown}"
             ) from None
+        pressed.add((user, mid, version(emu, user, mid), data))
         handle = await emu.user_presses(user, user, mid, data=data)
         await asyncio.wait_for(handle.answer(), 10)
-        if step > last_step:
-            pressed.clear()
-        last_step = step
-        pressed.add(data)
+        last_step = max(last_step, step)
     await leave(emu, ann)  # the last human but one leaving ends a game of two
 
 
@@ -306,17 +302,29 @@ async def leave(emu: BotApiEmulator, user: int) -> None:
     raise AssertionError(f"user {user} could not leave the game")
 
 
+def version(emu: BotApiEmulator, user: int, mid: int) -> int:
+    message = emu.message(user, mid)
+    return -1 if message is None else message.edit_count
+
+
 def next_move(
-    emu: BotApiEmulator, players: tuple[int, int], last_step: int, pressed: frozenset[str]
+    emu: BotApiEmulator, players: tuple[int, int], pressed: frozenset[tuple[int, int, int, str]]
 ) -> tuple[int, int, int, str] | None:
-    """A move button of a step after the last one pressed, or of the same step not pressed
-    yet (picking a card to beat, "b", keeps the step: its targets follow at that step)."""
-    for user in players:
-        for step, mid, data in hand_buttons(emu, user):
-            fresh = step > last_step or (step == last_step and data not in pressed)
-            if fresh and data.split(":")[4][0] in "aBbtp":
-                return user, mid, step, data
-    return None
+    """A move button not pressed on this version of its message, newest step first. A
+    keyboard whose moves stay the same keeps its step and data (see ``Rendered.digest``),
+    so what makes a button worth pressing again is a new version of its message (picking
+    a card to beat, "b", edits the keyboard to show its targets at the same step)."""
+    options = [
+        (-step, user, mid, data)
+        for user in players
+        for step, mid, data in hand_buttons(emu, user)
+        if data.split(":")[4][0] in "aBbtp"
+        and (user, mid, version(emu, user, mid), data) not in pressed
+    ]
+    if not options:
+        return None
+    step, user, mid, data = min(options)
+    return user, mid, -step, data
 
 
 def final_state_shown(emu: BotApiEmulator, table: Table, players: tuple[int, int]) -> bool:

@@ -9,7 +9,7 @@ from urllib.parse import parse_qsl, urlencode
 
 import aiohttp
 import pytest
-from support.harness import hand_buttons
+from support.harness import pressable
 from support.webapp import (
     ANN,
     BOB,
@@ -165,7 +165,7 @@ async def test_moves_through_the_app_and_the_keyboard_meet(make_harness: Any) ->
             assert body["state"]["step"] == 1 and len(body["error"]) > len(moved_on) + 2
             # The defender answers from the inline keyboard; the app shows it live.
             await h.settle()
-            buttons = [b for b in hand_buttons(h.emu, other) if b[0] == 1]
+            buttons = pressable(h, other, 1)
             assert buttons, "the keyboard shows the new step"
             _step, mid, data = next(b for b in buttons if b[2].split(":")[4][0] in "tB")
             started = time.monotonic()

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
+from bot.callbacks import without_steps
 from bot.records import Seat
 from locales import Html, Translator, escape
 
@@ -38,9 +39,13 @@ class Rendered:
         object.__setattr__(self, "text", fit(self.text))
 
     def digest(self) -> str:
-        """Identifies the content, so an unchanged message is never edited."""
+        """Identifies the content, so an unchanged message is never edited. A hand's
+        buttons carry the step they were made at, yet a keyboard whose moves stay the
+        same is the same keyboard: the flow takes a tap from an older step while its
+        move is legal. So a step alone (another player's card beaten, a hidden pass)
+        edits no hand; the buttons on screen keep their older step."""
         text = self.text if self.stable is None else self.stable
-        payload = text + repr(self.markup.to_dict() if self.markup else None)
+        payload = text + without_steps(repr(self.markup.to_dict() if self.markup else None))
         return hashlib.blake2b(payload.encode(), digest_size=12).hexdigest()
 
 

@@ -28,9 +28,10 @@ def _button(label: str, data: str) -> InlineKeyboardButton:
 class _Text:
     """The hand's lines: the player's own (cards, prompt) and the table's context.
 
-    Only the own lines and the keyboard make the digest: the context (table, turn,
-    counts, clock) rides along whenever the hand is edited anyway, and never causes
-    an edit itself, so showing it costs no Bot API call."""
+    Only the own lines and the keyboard (less its buttons' steps: see
+    ``Rendered.digest``) make the digest: the context (table, turn, counts, clock)
+    rides along whenever the hand is edited anyway, and never causes an edit itself,
+    so showing it costs no Bot API call."""
 
     def __init__(self) -> None:
         self.lines: list[str] = []

@@ -228,6 +228,26 @@ def hand_buttons(emu: BotApiEmulator, user_id: int) -> list[tuple[int, int, str]
     return out
 
 
+def pressable(h: Harness, user_id: int, step: int) -> list[tuple[int, int, str]]:
+    """(step made at, message id, data) of the move buttons the user can press while the
+    game is at ``step``: buttons made at that step, or those of their newest hand
+    message once a bot has recorded that hand as shown for ``step``. A keyboard whose
+    moves stay the same is not edited and keeps the step it was made at (see
+    ``Rendered.digest``), which the flow accepts while its move is legal."""
+    buttons = hand_buttons(h.emu, user_id)
+    if not buttons:
+        return []
+    newest = max(mid for _, mid, _ in buttons)
+    _, chat, game, *_ = next(data for _, mid, data in buttons if mid == newest).split(":")
+    shown = (game, step)
+    current = any(bot.games.box.shown.get((int(chat), user_id)) == shown for bot in h.bots)
+    return [
+        (s, mid, data)
+        for s, mid, data in buttons
+        if s == step or (current and mid == newest and s < step)
+    ]
+
+
 def _op(data: str) -> str:
     return data.split(":")[4][0]
 

@@ -13,8 +13,13 @@
   the players who may act at once going first, as at a real table; late in a
   two-player game each world is solved exactly instead. Once the stock is empty and
   only two players hold cards (a two-player game, or the last two of any table) there
-  is only one world, and the exact solver decides; where perfect play cannot win, a
-  playout against the opponent's modelled play picks among the moves that hold.
+  is only one world, and the exact solver decides, for this player even when the
+  defender may also act (a thrower may move first at a real table). Where perfect play
+  cannot win, or the tree is too big to solve against every defence, a search that
+  follows the opponent's simplest play (when its moves all fit it, two players only)
+  picks a move that wins against that; else a playout against its modelled play picks
+  among the moves that hold. At bigger tables the last two keep the older rule (the
+  solver only when this player is the first to act), as their matches were measured.
 
 Reproducibility: the work per decision is counted in playouts and solver nodes, and
 the random generator is seeded from (seed, step, player), so a decision depends only
@@ -189,27 +194,57 @@ class HardPlayer:
     ) -> Action | None:
         sim = self._world(view, rng)  # the only world: every card is known
         p = view.player
-        if core.actor(sim) != p:
-            return None
-        solver = Solver(self.budget.endgame_nodes, start + self.budget.time_cap * 0.6, me=p)
+        if view.num_players > 2 and core.actor(sim) != p:
+            return None  # the last two of a bigger table: the older rule (see above)
+        simple = self._simple(view)
+        deadline = start + self.budget.time_cap * 0.6
+        solver = Solver(self.budget.endgame_nodes, deadline, me=p)
         cands = moves(sim, p)
+        preferred = decide(sim, p, self.style)
         try:
-            values = solver.best_moves(sim, cands)
+            values = solver.best_moves(sim, cands, p)
+        except SolverBudget:
+            values = None
+        finally:
+            self.last_nodes += solver.nodes
+        if values is None:
+            if not simple:
+                return None
+            # Too big to solve against every defence; against the modelled simplest
+            # play the tree is far smaller: take a move that wins against it.
+            good, move = cands, preferred if preferred in cands else cands[0]
+            won = self._model_win(sim, p, good, move, simple, deadline)
+            if won is None:
+                return None
+            move = won
+        else:
+            best = max(v for _, v in values)
+            good = [m for m, v in values if v == best]
+            move = preferred if preferred in good else good[0]
+            if best < 1 and len(good) > 1:
+                # Perfect play cannot win here, but the opponent is no perfect player:
+                # of the moves that hold the best result, take one that wins against its
+                # modelled play (the heuristic, or the simplest play if it looks simple).
+                won = self._model_win(sim, p, good, move, simple, deadline) if simple else None
+                move = won if won is not None else self._exploit(sim, p, good, move, simple)
+        action = to_action(move)
+        return action if action in legal else None
+
+    def _model_win(
+        self, sim: Position, p: int, good: list[Move], move: Move, simple: int, deadline: float
+    ) -> Move | None:
+        """Of ``good``, a move that wins against the simplest play of the ``simple``
+        seats (``move`` first), or None when none does or the search is too big."""
+        solver = Solver(self.budget.endgame_nodes, deadline, me=p, model=simple)
+        try:
+            for m in [move, *(g for g in good if g != move)]:
+                if solver.best_moves(sim, [m], p)[0][1] == 1:
+                    return m
         except SolverBudget:
             return None
         finally:
             self.last_nodes += solver.nodes
-        best = max(v for _, v in values)
-        good = [m for m, v in values if v == best]
-        preferred = decide(sim, p, self.style)
-        move = preferred if preferred in good else good[0]
-        if best < 1 and len(good) > 1:
-            # Perfect play cannot win here, but the opponent is no perfect player: of
-            # the moves that hold the best result, take one that wins against its
-            # modelled play (the heuristic, or the simplest play if it looks simple).
-            move = self._exploit(sim, p, good, move, self._simple(view))
-        action = to_action(move)
-        return action if action in legal else None
+        return None
 
     def _exploit(self, sim: Position, p: int, good: list[Move], move: Move, simple: int) -> Move:
         for m in [move, *(g for g in good if g != move)]:

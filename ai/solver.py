@@ -40,6 +40,7 @@ from ai.policy import (
     Move,
     decide,
     do,
+    simple_decide,
 )
 from engine import core
 from engine.cards import BEATERS, CARD_RANK_MASK, RANK_MASK
@@ -127,9 +128,15 @@ class Solver:
     """Alpha-beta with a transposition table, for positions where only two players
     still hold cards, ``me`` (the maximising seat) and its opponent."""
 
-    def __init__(self, max_nodes: int, deadline: float = math.inf, me: int = 0) -> None:
+    def __init__(
+        self, max_nodes: int, deadline: float = math.inf, me: int = 0, model: int = 0
+    ) -> None:
         self.max_nodes = max_nodes
         self.me = me
+        self.model = model
+        """Seats (a bit mask) taken to play the simplest way (``simple_decide``): at
+        their turns the search follows that one move instead of every move, so it
+        answers what wins against that play, and a far smaller tree."""
         self.deadline = deadline
         """``time.perf_counter()`` value past which the search gives up (a safety cap
         for an overloaded machine; the node budget is what normally bounds it)."""
@@ -144,9 +151,13 @@ class Solver:
         """The exact value (for ``me``) of ``s``; ``SolverBudget`` if too big."""
         return self._search(s, -1, 1)
 
-    def best_moves(self, s: Position, candidates: list[Move]) -> list[tuple[Move, int]]:
-        """Exact values (for the acting player) of each candidate move."""
-        p = core.actor(s)
+    def best_moves(
+        self, s: Position, candidates: list[Move], p: int | None = None
+    ) -> list[tuple[Move, int]]:
+        """Exact values (for the player making them) of each candidate move of ``p``
+        (the acting player unless told: a thrower may act before the defender)."""
+        if p is None:
+            p = core.actor(s)
         sign = 1 if p == self.me else -1
         out = []
         for m in candidates:
@@ -208,11 +219,14 @@ class Solver:
             beta = min(beta, hi)
         a0, b0 = alpha, beta
         p = core.actor(sim)
-        ms = moves(sim, p)
-        first = decide(sim, p)
-        if first in ms:
-            ms.remove(first)
-            ms.insert(0, first)
+        if self.model >> p & 1:
+            ms = [simple_decide(sim, p)]
+        else:
+            ms = moves(sim, p)
+            first = decide(sim, p)
+            if first in ms:
+                ms.remove(first)
+                ms.insert(0, first)
         if p == self.me:
             best = -2
             for m in ms:

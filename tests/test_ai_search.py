@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from ai.policy import decide, do, playout, to_action
+from ai.policy import decide, do, playout, simple_decide, to_action
 from ai.solver import Solver, moves
 from engine import PRESETS, Rules, apply, core, legal_actions, new_game, waiting_for
 from engine.actions import Swap
@@ -242,3 +242,84 @@ def test_a_playout_with_an_order_lets_any_waiting_player_go_first() -> None:
             assert again == ordered
         assert first <= set(waiting)
         assert len(first) > 1
+
+
+def _brute_model(state: State, me: int, model: int) -> int:
+    """``_brute_for``, with the seats in ``model`` playing the simplest way."""
+    if state.over:
+        return 0 if state.durak is None else (-1 if state.durak == me else 1)
+    p = waiting_for(state)[0]
+    if model >> p & 1:
+        return _brute_model(
+            apply(state, p, to_action(simple_decide(core.thaw(state), p))), me, model
+        )
+    values = [_brute_model(apply(state, p, a), me, model) for a in legal_actions(state, p)]
+    return max(values) if p == me else min(values)
+
+
+def _duel(rng: random.Random, preset: str, cards: int) -> State | None:
+    """A two-player game played on until the stock is empty and at most ``cards`` are
+    in the hands and on the table (None if it ended first)."""
+    state = new_game(Rules.preset(preset), 2, seed=rng.randrange(10**9))
+    while not state.over:
+        held = sum(h.bit_count() for h in state.hands) + 2 * len(state.attack)
+        if not state.stock and held <= cards:
+            return state
+        p = waiting_for(state)[0]
+        legal = legal_actions(state, p)
+        heuristic = to_action(decide(core.thaw(state), p))
+        state = apply(state, p, heuristic if rng.random() < 0.7 else rng.choice(legal))
+    return None
+
+
+@pytest.mark.parametrize("preset", ["classic", "perevodnoy"])
+def test_the_solver_against_the_simplest_play_agrees_with_brute_force(preset: str) -> None:
+    """With a seat modelled as playing the simplest way, the solver follows that play
+    there, and the result against it is never worse than against every defence."""
+    rng = random.Random(preset + "model")
+    checked = better = 0
+    while checked < 30:
+        state = _duel(rng, preset, 8)
+        if state is None or state.over:
+            continue
+        me = checked % 2
+        model = 1 << (1 - me)
+        value = Solver(10**6, me=me, model=model).value(core.thaw(state))
+        assert value == _brute_model(state, me, model)
+        exact = Solver(10**6, me=me).value(core.thaw(state))
+        assert value >= exact
+        better += value > exact
+        checked += 1
+    assert better  # the model matters somewhere
+
+
+def test_hard_solves_a_duel_where_it_may_throw_in_before_the_defender() -> None:
+    """Every card known, and Hard may throw in while the defender may also act: Hard's
+    move comes from the exact solver (it used to fall back to one playout per move)."""
+    from ai import HardPlayer
+    from engine import view
+
+    rng = random.Random("duel-thrower")
+    checked = 0
+    while checked < 10:
+        state = _duel(rng, "classic", 9)
+        if state is None:
+            continue
+        while not state.over:
+            waiting = waiting_for(state)
+            if len(waiting) > 1 and waiting[0] == state.defender:
+                break
+            p = waiting[0]
+            state = apply(state, p, to_action(decide(core.thaw(state), p)))
+        if state.over:
+            continue
+        thrower = waiting_for(state)[1]
+        legal = legal_actions(state, thrower)
+        if len(legal) == 1:
+            continue
+        hard = HardPlayer(seed=checked)
+        action = hard.choose(view(state, thrower))
+        values = {a: _brute_for(apply(state, thrower, a), thrower) for a in legal}
+        assert values[action] == max(values.values()), (action, values)
+        assert hard.last_nodes > 0
+        checked += 1

@@ -4,6 +4,7 @@ and the solver's moves, and the endgame solver, all against the public engine.""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import pytest
 
@@ -117,34 +118,51 @@ def test_endgame_solver_agrees_with_brute_force(preset: str) -> None:
         checked += 1
 
 
-def _brute_for(state: State, me: int) -> int:
+def _brute_for(state: State, me: int, seen: dict[State, int] | None = None) -> int:
     """Plain minimax from ``me``'s side: +1 when the durak is not ``me`` (nor, with
-    partners, on ``me``'s team), -1 when it is, 0 for a draw."""
+    partners, on ``me``'s team), -1 when it is, 0 for a draw. Every move is tried;
+    ``seen`` only keeps a position met again by another order of moves from being
+    searched twice (without it a 9-card duel takes minutes)."""
     if state.over:
         if state.durak is None:
             return 0
         mine = (state.durak ^ me) & 1 == 0 if state.rules.partners else state.durak == me
         return -1 if mine else 1
+    seen = {} if seen is None else seen
+    if state in seen:
+        return seen[state]
     p = waiting_for(state)[0]
-    values = [_brute_for(apply(state, p, a), me) for a in legal_actions(state, p)]
-    return max(values) if p == me else min(values)
+    values = [_brute_for(apply(state, p, a), me, seen) for a in legal_actions(state, p)]
+    seen[state] = value = max(values) if p == me else min(values)
+    return value
+
+
+def _play_until(
+    state: State, rng: random.Random, reached: Callable[[State], bool], heuristic: float
+) -> State | None:
+    """``state`` played on, the heuristic's move with chance ``heuristic`` and else a
+    random legal one, until ``reached`` (None if the game ended first)."""
+    while not state.over:
+        if reached(state):
+            return state
+        p = waiting_for(state)[0]
+        legal = legal_actions(state, p)
+        move = to_action(decide(core.thaw(state), p))
+        state = apply(state, p, move if rng.random() < heuristic else rng.choice(legal))
+    return None
 
 
 def _last_two(rules: Rules, players: int, rng: random.Random, cards: int) -> State | None:
     """A game of ``players`` played on until, between bouts, the stock is empty, exactly
     two players hold cards and they hold at most ``cards`` between them (None if it
     ended first)."""
-    state = new_game(rules, players, seed=rng.randrange(10**9))
-    while not state.over:
+
+    def reached(state: State) -> bool:
         holding = [p for p, h in enumerate(state.hands) if h and p not in state.out]
         left = sum(state.hands[p].bit_count() for p in holding)
-        if not state.stock and not state.attack and len(holding) == 2 and left <= cards:
-            return state
-        p = waiting_for(state)[0]
-        legal = legal_actions(state, p)
-        heuristic = to_action(decide(core.thaw(state), p))
-        state = apply(state, p, heuristic if rng.random() < 0.8 else rng.choice(legal))
-    return None
+        return not state.stock and not state.attack and len(holding) == 2 and left <= cards
+
+    return _play_until(new_game(rules, players, seed=rng.randrange(10**9)), rng, reached, 0.8)
 
 
 @pytest.mark.parametrize(
@@ -260,16 +278,13 @@ def _brute_model(state: State, me: int, model: int) -> int:
 def _duel(rng: random.Random, preset: str, cards: int) -> State | None:
     """A two-player game played on until the stock is empty and at most ``cards`` are
     in the hands and on the table (None if it ended first)."""
-    state = new_game(Rules.preset(preset), 2, seed=rng.randrange(10**9))
-    while not state.over:
+
+    def reached(state: State) -> bool:
         held = sum(h.bit_count() for h in state.hands) + 2 * len(state.attack)
-        if not state.stock and held <= cards:
-            return state
-        p = waiting_for(state)[0]
-        legal = legal_actions(state, p)
-        heuristic = to_action(decide(core.thaw(state), p))
-        state = apply(state, p, heuristic if rng.random() < 0.7 else rng.choice(legal))
-    return None
+        return not state.stock and held <= cards
+
+    state = new_game(Rules.preset(preset), 2, seed=rng.randrange(10**9))
+    return _play_until(state, rng, reached, 0.7)
 
 
 @pytest.mark.parametrize("preset", ["classic", "perevodnoy"])
@@ -302,7 +317,7 @@ def test_hard_solves_a_duel_where_it_may_throw_in_before_the_defender() -> None:
     rng = random.Random("duel-thrower")
     checked = 0
     while checked < 10:
-        state = _duel(rng, "classic", 9)
+        state = _duel(rng, "classic", 7)
         if state is None:
             continue
         while not state.over:
@@ -319,7 +334,8 @@ def test_hard_solves_a_duel_where_it_may_throw_in_before_the_defender() -> None:
             continue
         hard = HardPlayer(seed=checked)
         action = hard.choose(view(state, thrower))
-        values = {a: _brute_for(apply(state, thrower, a), thrower) for a in legal}
+        seen: dict[State, int] = {}
+        values = {a: _brute_for(apply(state, thrower, a), thrower, seen) for a in legal}
         assert values[action] == max(values.values()), (action, values)
         assert hard.last_nodes > 0
         checked += 1

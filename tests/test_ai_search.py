@@ -88,53 +88,35 @@ def test_heuristic_and_solver_moves_are_the_engine_legal_actions(name: str) -> N
                 state = apply(state, p, action if rng.random() < 0.7 else rng.choice(legal))
 
 
-def _brute(state: State) -> int:
-    """Plain minimax over the engine (no pruning, no table): +1 when seat 1 is durak."""
-    if state.over:
-        return 0 if state.durak is None else (1 if state.durak == 1 else -1)
-    p = waiting_for(state)[0]
-    values = [_brute(apply(state, p, a)) for a in legal_actions(state, p)]
-    return max(values) if p == 0 else min(values)
-
-
 @pytest.mark.parametrize("preset", ["classic", "perevodnoy", "strict", "short"])
 def test_endgame_solver_agrees_with_brute_force(preset: str) -> None:
     rules = Rules.preset(preset)
     rng = random.Random(preset + "solver")
     checked = 0
+
+    def reached(state: State) -> bool:
+        cards = sum(h.bit_count() for h in state.hands)
+        return not state.stock and not state.attack and cards <= 7
+
     while checked < 15:
-        state = new_game(rules, 2, seed=rng.randrange(10**9))
-        while not state.over:
-            cards = sum(h.bit_count() for h in state.hands)
-            if not state.stock and not state.attack and cards <= 7:
-                break
-            p = waiting_for(state)[0]
-            legal = legal_actions(state, p)
-            heuristic = to_action(decide(core.thaw(state), p))
-            state = apply(state, p, heuristic if rng.random() < 0.7 else rng.choice(legal))
-        if state.over:
+        state = _play_until(new_game(rules, 2, seed=rng.randrange(10**9)), rng, reached, 0.7)
+        if state is None:
             continue
-        assert Solver(10**6).value(core.thaw(state)) == _brute(state)
+        assert Solver(10**6).value(core.thaw(state)) == _brute_for(state, 0)  # seat 0's side
         checked += 1
 
 
-def _brute_for(state: State, me: int, seen: dict[State, int] | None = None) -> int:
-    """Plain minimax from ``me``'s side: +1 when the durak is not ``me`` (nor, with
-    partners, on ``me``'s team), -1 when it is, 0 for a draw. Every move is tried;
-    ``seen`` only keeps a position met again by another order of moves from being
-    searched twice (without it a 9-card duel takes minutes)."""
+def _brute_for(state: State, me: int) -> int:
+    """Plain minimax from ``me``'s side (no pruning, no table): +1 when the durak is not
+    ``me`` (nor, with partners, on ``me``'s team), -1 when it is, 0 for a draw."""
     if state.over:
         if state.durak is None:
             return 0
         mine = (state.durak ^ me) & 1 == 0 if state.rules.partners else state.durak == me
         return -1 if mine else 1
-    seen = {} if seen is None else seen
-    if state in seen:
-        return seen[state]
     p = waiting_for(state)[0]
-    values = [_brute_for(apply(state, p, a), me, seen) for a in legal_actions(state, p)]
-    seen[state] = value = max(values) if p == me else min(values)
-    return value
+    values = [_brute_for(apply(state, p, a), me) for a in legal_actions(state, p)]
+    return max(values) if p == me else min(values)
 
 
 def _play_until(
@@ -334,8 +316,7 @@ def test_hard_solves_a_duel_where_it_may_throw_in_before_the_defender() -> None:
             continue
         hard = HardPlayer(seed=checked)
         action = hard.choose(view(state, thrower))
-        seen: dict[State, int] = {}
-        values = {a: _brute_for(apply(state, thrower, a), thrower, seen) for a in legal}
+        values = {a: _brute_for(apply(state, thrower, a), thrower) for a in legal}
         assert values[action] == max(values.values()), (action, values)
         assert hard.last_nodes > 0
         checked += 1

@@ -316,7 +316,7 @@ async def bot_processes(
         for log in logs:
             with open(log.name) as lines:
                 for line in lines:
-                    if "tap handler to answer" in line:
+                    if "tap handler to answer" in line or "outbox at exit" in line:
                         print("bot side:", line.split(": ", 1)[-1].strip())
 
 

@@ -30,7 +30,7 @@ from bot.app import build_application, games_of
 from bot.config import Settings
 from bot.handlers import HANDLERS_KEY, Handlers
 from bot.records import ChatSettings, Table, UserRecord
-from bot.storage import Storage
+from bot.storage import OwedOutput, Screen, Storage
 
 
 def rss_mib() -> float:
@@ -64,6 +64,13 @@ class StubBot:
         self.next_id += 1
         return type("Sent", (), {"message_id": self.next_id})()
 
+    async def do_api_request(self, endpoint: str, api_kwargs: dict[str, Any]) -> Any:
+        """The outbox's raw sends and edits (``bot.outbox.RAW_SEND``, ``RAW_EDIT``)."""
+        if endpoint.lower() == "sendmessage":
+            self.next_id += 1
+            return {"message_id": self.next_id}
+        return True
+
     async def delete_message(self, *args: Any, **kwargs: Any) -> bool:
         return True
 
@@ -80,6 +87,12 @@ class StubStorage(Storage):
         )
 
     async def update_table(self, chat_id: int, change: Any) -> Any:
+        return None
+
+    async def open_screen(self, chat_id: int, role: str) -> tuple[OwedOutput, Table | None, Screen]:
+        return OwedOutput(0, {}, {}, {}), await self.load_table(chat_id), Screen(chat_id, role)
+
+    async def close_screen(self, chat_id: int, screen: Screen) -> None:
         return None
 
     async def chat_settings(self, chat_id: int) -> ChatSettings:

@@ -152,6 +152,7 @@ async def stop_services(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     handlers = app.bot_data.get(HANDLERS_KEY)
     if isinstance(handlers, Handlers):
         log.info("%s", handlers.latency_summary())
+    log.info("outbox at exit: %s", games.box.stats)
     watch = app.bot_data.get(WATCH_KEY)
     if isinstance(watch, RedisWatch):
         await watch.stop()

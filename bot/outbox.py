@@ -19,6 +19,10 @@ Durability: what a move owes the screen is stored with the move (``bot.storage.O
 the jobs here work it off and clear each mark once done, so a worker that dies leaves the
 rest to another worker's sweeper (``deliver``). A new message (a notifying hand, a note,
 a first table message) is sent by one worker at a time and marked done right after.
+What a message shows is kept in Redis too (``bot.storage.Screen``), and one worker at a
+time refreshes a given message, from the record as it is then: in a fleet, an edit that
+another worker made since is never mistaken for our own last one, and an edit of an older
+record never lands after a newer one.
 """
 
 from __future__ import annotations
@@ -49,6 +53,8 @@ from bot.storage import (
     HAND_TARGET,
     OwedOutput,
     Reowe,
+    Screen,
+    ScreenBusy,
     Storage,
     Write,
     delete_field,
@@ -58,6 +64,8 @@ from bot.storage import (
 log = logging.getLogger(__name__)
 
 GroupRenderer = Callable[[Table], Awaitable[Rendered]]
+Refresh = Callable[["Lane", "Job", OwedOutput, Table | None, Screen], Awaitable[None]]
+"""A message's refresh, given what it read (``Outbox._refresh_message``)."""
 HandRenderer = Callable[[Table, int], Awaitable[Rendered]]
 """Renders a seat's hand, in whatever mode the service keeps for it."""
 MigrationHook = Callable[[int, int], Awaitable[None]]
@@ -80,7 +88,14 @@ class SendBusy(Exception):
     (its id will be in the record then, and an edit is all that is left to do)."""
 
 
+class _MustCall(Exception):
+    """A refresh that only looked found a call to make: it paces, claims the message and
+    looks again (see ``Outbox._refresh_message``)."""
+
+
 SEND_BUSY_RETRY = 0.3
+SCREEN_BUSY_RETRY = 0.1
+"""Another worker is refreshing the message: about one edit's round trip."""
 TAPS_FIRST_WAIT = 0.05
 """At most this long a job about to render waits for the taps being answered: a spinner
 is what people feel, a message a moment later is not (see ``Outbox.answering``)."""
@@ -134,6 +149,10 @@ def _message_params(chat_id: int, content: Rendered) -> dict[str, Any]:
     return params
 
 
+def shown_in_group(table: Table) -> set[int | None]:
+    return {table.lobby_message_id, table.table_message_id}
+
+
 def shown_elsewhere(job: Job, owed: OwedOutput) -> bool:
     """A move's refresh whose target is no longer owed: shown since, by any worker."""
     return job.owed_target is not None and owed.rev > 0 and job.owed_target not in owed.targets
@@ -175,6 +194,20 @@ class Job:
     requeued: bool = False
     queued_at: float | None = None
     """When the oldest request merged into this job was made (hand jobs)."""
+    looked_at: float | None = None
+    """When this run of the job first read the record (``Outbox._refresh_message``)."""
+    rendered: tuple[Table, Rendered] | None = None
+    """What this run rendered while it looked, and from which record."""
+
+    async def render(self, table: Table, render: Callable[[], Awaitable[Rendered]]) -> Rendered:
+        """``render()``, or what it gave for this same record when the job looked: read
+        again under the claim, an unchanged record is the very same parsed copy (the
+        storage shares one per record), so its rendering need not be repeated."""
+        if self.rendered is not None and self.rendered[0] is table:
+            return self.rendered[1]
+        content = await render()
+        self.rendered = (table, content)
+        return content
 
 
 @dataclass
@@ -205,6 +238,14 @@ class OutboxStats:
     retried: int = 0
     quieted: int = 0
     """Turn notifications that went out late, as edits instead (``NOTIFY_LATE``)."""
+    looked: int = 0
+    """Message refreshes that read the record without the message's claim."""
+    claimed: int = 0
+    """... and those that then claimed it, to call Telegram."""
+    claim_busy: int = 0
+    """Claims another worker held (tried again soon)."""
+    chat_busy: int = 0
+    """Calls another worker's send to the same chat made wait (fleet pacing)."""
 
 
 class Outbox:
@@ -251,7 +292,6 @@ class Outbox:
         when the game waits for that player (the turn gate asks)."""
         self.idle_forget = idle_forget
         self.lanes: dict[int, Lane] = {}
-        self.digests: BoundedDict[tuple[int, int], str] = BoundedDict(MAX_REMEMBERED)
         self.unconfirmed: BoundedDict[tuple[int, Hashable], tuple[str, float]] = BoundedDict(
             MAX_REMEMBERED
         )
@@ -293,10 +333,15 @@ class Outbox:
             if uid not in same:
                 self.refresh_hand(table.chat_id, uid, uid in wake, calm=uid in later, owed=owed)
 
-    def shows(self, chat_id: int, message_id: int, content: Rendered) -> bool:
-        """Whether ``content`` is what this process last confirmed in that message."""
-        key = (chat_id, message_id)
-        return key not in self.suspect and self.digests.get(key) == content.digest()
+    async def shows_hand(
+        self, group_id: int, user_id: int, message_id: int, content: Rendered
+    ) -> bool:
+        """Whether the user's hand message is known to show ``content`` (and no worker is
+        changing it right now)."""
+        if (user_id, message_id) in self.suspect:
+            return False
+        screen = await self.storage.screen(group_id, hand_target(user_id))
+        return screen is not None and screen.shows(message_id, content.digest())
 
     def refresh_hand(
         self,
@@ -552,6 +597,7 @@ class Outbox:
                         job.not_before, lane.recheck = lane.recheck, None
                         self._requeue(lane, key, job)
                 except ChatBusy as busy:  # another worker sent here: read again after it
+                    self.stats.chat_busy += 1
                     lane.pacer.back_off(busy.seconds)
                     self._requeue(lane, key, job)
                 except RetryAfter as err:
@@ -563,6 +609,10 @@ class Outbox:
                     self._requeue(lane, key, job)
                 except SendBusy:
                     lane.pacer.back_off(SEND_BUSY_RETRY)
+                    self._requeue(lane, key, job)
+                except ScreenBusy:
+                    self.stats.claim_busy += 1
+                    lane.pacer.back_off(SCREEN_BUSY_RETRY)
                     self._requeue(lane, key, job)
                 except ChatMigrated as err:
                     self._requeue(lane, key, job)
@@ -686,6 +736,7 @@ class Outbox:
         lane: Lane,
         content: Rendered,
         message_id: int | None,
+        screen: Screen,
         *,
         force_new: bool,
         slot: Hashable,
@@ -702,14 +753,16 @@ class Outbox:
         ``on_new`` stores a new message's id (and the replaced one's, owed to be deleted
         from ``owed_chat``'s output) at once, before anything else is sent;
         ``still_due`` re-reads, once this worker alone may send, whether the new message is
-        still wanted (another worker may have sent it since this job read the record)."""
+        still wanted (another worker may have sent it since this job read the record);
+        ``screen`` is what the message shows, updated here as it changes."""
         chat_id = lane.chat_id
         digest = content.digest()
         if message_id is not None and not force_new:
-            if self.digests.get((chat_id, message_id)) == digest:
+            if screen.shows(message_id, digest) and (chat_id, message_id) not in self.suspect:
                 self.stats.skipped += 1
                 return None
-            await self._pace(lane)
+            if not screen.claimed:
+                raise _MustCall
             try:
                 await self._edit_text(chat_id, message_id, content)
                 self.stats.edited += 1
@@ -717,14 +770,15 @@ class Outbox:
                 until = self.suspect.pop((chat_id, message_id), None)
                 if until is not None and until > self.clock():
                     lane.recheck = until  # a late edit may still land: edit again then
+                    screen.unknown()
                 else:
-                    self.digests[(chat_id, message_id)] = digest
+                    screen.now_shows(message_id, digest)
                 return None
             except BadRequest as err:
                 text = str(err).lower()
                 if "not modified" in text:
                     self.stats.not_modified += 1
-                    self.digests[(chat_id, message_id)] = digest
+                    screen.now_shows(message_id, digest)
                     self.unconfirmed.pop((chat_id, slot), None)
                     return None
                 if "not found" not in text and "can't be edited" not in text:
@@ -732,7 +786,7 @@ class Outbox:
             except TelegramError as err:
                 if possibly_applied(err):
                     # What shows is unknown until an edit of ours lands after the late one.
-                    self.digests.pop((chat_id, message_id), None)
+                    screen.unknown()
                     self.suspect[(chat_id, message_id)] = self.clock() + 3 * self.settle_delay
                 raise
         attempt = self.unconfirmed.get((chat_id, slot))
@@ -742,13 +796,14 @@ class Outbox:
             if fresh or not reconcile:
                 self.stats.skipped += 1  # possibly showing already: wait for a change
                 return None
+        if not screen.claimed:
+            raise _MustCall
         claim = ":".join(str(part) for part in (slot if isinstance(slot, tuple) else (slot,)))
         if not await self.storage.claim_send(chat_id, claim):
             raise SendBusy(chat_id, claim)
         try:
             if still_due is not None and not await still_due():
                 raise SendBusy(chat_id, claim)  # sent meanwhile: start over from the record
-            await self._pace(lane)
             try:
                 sent_id = await self._send_text(chat_id, content)
             except TelegramError as err:
@@ -760,14 +815,16 @@ class Outbox:
                 return None
             self.unconfirmed.pop((chat_id, slot), None)
             self.stats.sent += 1
-            self.digests[(chat_id, sent_id)] = digest
+            screen.now_shows(sent_id, digest)
             if on_new is not None:
+                with contextlib.suppress(RedisError):  # then on_new fails as well, and says so
+                    await self.storage.note_sent(screen, sent_id)
                 await on_new(sent_id, message_id)
+                screen.unstored = None
         finally:
             with contextlib.suppress(RedisError):
                 await self.storage.release_send(chat_id, claim)
         if message_id is not None:
-            self.digests.pop((chat_id, message_id), None)
             await self.retire(chat_id, message_id)
             if owed_chat is not None and on_new is not None:
                 with contextlib.suppress(RedisError):  # else the sweeper deletes it again
@@ -784,14 +841,52 @@ class Outbox:
         except TelegramError as err:
             log.debug("could not delete %s/%s: %s", chat_id, message_id, err)
 
+    async def _refresh_message(
+        self,
+        lane: Lane,
+        job: Job,
+        chat_id: int,
+        role: str,
+        known: Callable[[Table], set[int | None]],
+        refresh: Refresh,
+    ) -> None:
+        """Run a message's ``refresh``: first only looking, without the message's claim.
+        Most refreshes find the message showing what it would show: one read, nothing
+        else. One that must call Telegram waits for the chat's pacing, then claims the
+        message and runs again from a fresh read (a move may have come meanwhile), so an
+        edit always shows the record as it is under the claim. ``known``: the ids of this
+        role's messages that the record holds."""
+        job.looked_at, job.rendered = self.clock(), None
+        self.stats.looked += 1
+        owed, table, screen = await self.storage.peek_screen(chat_id, role)
+        if screen.unstored is None:
+            try:
+                await refresh(lane, job, owed, table, screen)
+                return
+            except _MustCall:
+                pass
+        await self._pace(lane)
+        owed, table, screen = await self.storage.open_screen(chat_id, role)
+        self.stats.claimed += 1
+        try:
+            held = set() if table is None else known(table)
+            await self._drop_unstored(lane.chat_id, screen, held)
+            await refresh(lane, job, owed, table, screen)
+        finally:
+            await self._close_screen(chat_id, screen)
+
     def _group_job(self, chat_id: int) -> Callable[[Lane, Job], Awaitable[None]]:
         async def run(lane: Lane, job: Job) -> None:
-            owed, table = await self.storage.owed_and_table(chat_id)
+            await self._refresh_message(lane, job, chat_id, "group", shown_in_group, refresh)
+
+        async def refresh(
+            lane: Lane, job: Job, owed: OwedOutput, table: Table | None, screen: Screen
+        ) -> None:
             job.covers = owed.rev
             if table is None or shown_elsewhere(job, owed):
                 return
             await self._taps_first()
-            content = await self.render_group(table)
+            content = await job.render(table, lambda: self.render_group(table))
             lobby = table.phase in ("lobby", "cancelled")
             current = table.lobby_message_id if lobby else table.table_message_id
             if table.phase == "cancelled" and current is None:
@@ -817,6 +912,7 @@ class Outbox:
                 lane,
                 content,
                 current,
+                screen,
                 force_new=False,
                 slot=("group", table.game_id),
                 on_new=store,
@@ -830,6 +926,20 @@ class Outbox:
                 self.live_tables.pop(table.chat_id, None)
 
         return run
+
+    async def _drop_unstored(self, where: int, screen: Screen, known: set[int | None]) -> None:
+        """Delete a message a worker sent and died before storing (the record names
+        another): nobody would ever keep it up to date."""
+        if screen.unstored is not None and screen.unstored not in known:
+            log.info("chat %s: deleting message %s, sent but never stored", where, screen.unstored)
+            await self.retire(where, screen.unstored)
+        screen.unstored = None
+
+    async def _close_screen(self, chat_id: int, screen: Screen) -> None:
+        try:
+            await self.storage.close_screen(chat_id, screen)
+        except RedisError as err:  # the claim runs out by itself
+            log.warning("could not record what a message of chat %s shows: %s", chat_id, err)
 
     async def _store_group_id(
         self,
@@ -853,7 +963,14 @@ class Outbox:
 
     def _hand_job(self, chat_id: int, user_id: int) -> Callable[[Lane, Job], Awaitable[None]]:
         async def run(lane: Lane, job: Job) -> None:
-            owed, table = await self.storage.owed_and_table(chat_id)
+            await self._refresh_message(lane, job, chat_id, hand_target(user_id), hands, refresh)
+
+        def hands(table: Table) -> set[int | None]:
+            return {s.hand_message_id for s in table.seats if s.user_id == user_id}
+
+        async def refresh(
+            lane: Lane, job: Job, owed: OwedOutput, table: Table | None, screen: Screen
+        ) -> None:
             job.covers = owed.rev
             if table is None or table.state is None:
                 return
@@ -866,18 +983,18 @@ class Outbox:
             if table.phase != "playing" and info.hand_message_id is None:
                 return
             await self._taps_first()
-            content = await self.render_hand(table, seat)
+            content = await job.render(table, lambda: self.render_hand(table, seat))
             slot = ("hand", table.chat_id, table.game_id)
             # Whether the hand comes as a new (notifying) message is decided by the owed
             # output in Redis, so one notification is sent once whichever worker sends it.
             notify = user_id in owed.notify or (owed.rev == 0 and job.notify)
-            if notify and self._late(job, table, info.hand_message_id):
+            quieted = notify and self._late(job, table, info.hand_message_id)
+            if quieted:
                 # The bot is behind (the global budget is spent): a send and a delete
                 # would cost two calls where an edit costs one, and slow every table
                 # further. Settling the job settles the notification too; a player who
                 # is away still gets the reminder before their turn times out.
                 notify = False
-                self.stats.quieted += 1
 
             async def store(new_id: int, replaced: int | None) -> None:
                 retire = None if replaced is None else (user_id, replaced)
@@ -900,6 +1017,7 @@ class Outbox:
                 lane,
                 content,
                 info.hand_message_id,
+                screen,
                 force_new=notify and table.phase == "playing",
                 slot=slot,
                 reconcile=table.phase == "playing",
@@ -907,6 +1025,7 @@ class Outbox:
                 still_due=still_due,
                 owed_chat=chat_id,
             )
+            self.stats.quieted += quieted
             on_screen = new_id is not None or info.hand_message_id is not None
             confirmed = on_screen and (lane.chat_id, slot) not in self.unconfirmed
             if confirmed and table.phase == "playing":
@@ -927,12 +1046,15 @@ class Outbox:
     def _late(self, job: Job, table: Table, message_id: int | None) -> bool:
         """Whether a turn's notification may go out as an edit: the hand message exists,
         the job runs more than ``NOTIFY_LATE`` after it was asked for, and it is not the
-        reminder before a timeout (that one always comes as a new message)."""
+        reminder before a timeout (that one always comes as a new message). The job runs
+        from when it first looked: the wait for the chat's pacing after that is the same
+        for a send as for an edit."""
         if message_id is None or job.queued_at is None or table.phase != "playing":
             return False
         if table.state is not None and table.reminded_step == table.state.get("step"):
             return False
-        return self.clock() - job.queued_at > NOTIFY_LATE
+        started = self.clock() if job.looked_at is None else job.looked_at
+        return started - job.queued_at > NOTIFY_LATE
 
     async def _store_hand_id(
         self,

@@ -166,7 +166,9 @@ class Games:
         for seat, info in enumerate(game.seats):
             if info.user_id in in_app and info.hand_message_id is not None:
                 content = await self.render_hand(game, seat, in_app=True)
-                if self.box.shows(info.user_id, info.hand_message_id, content):
+                if await self.box.shows_hand(
+                    game.chat_id, info.user_id, info.hand_message_id, content
+                ):
                     unchanged.add(info.user_id)
         return unchanged
 

@@ -156,6 +156,27 @@ def sending_key(chat_id: int, slot: str) -> str:
     return f"durak:{{{chat_id}}}:sending:{slot}"
 
 
+def screen_key(chat_id: int) -> str:
+    """What each message of the chat's game shows, as the last worker to change it saw:
+    one field per message role (``group``, ``hand:<user id>``), "<message id>:<digest>";
+    ``open:<role>`` while a worker may be changing it (see ``Storage.open_screen``), and
+    ``sent:<role>``, the id of a new message the record may not hold yet."""
+    return f"durak:{{{chat_id}}}:screen"
+
+
+def _open(role: str) -> str:
+    return f"open:{role}"
+
+
+def _sent(role: str) -> str:
+    return f"sent:{role}"
+
+
+def editing_key(chat_id: int, role: str) -> str:
+    """Held by the one worker refreshing that message right now (``Storage.open_screen``)."""
+    return f"durak:{{{chat_id}}}:editing:{role}"
+
+
 ALL_TIMER_KEYS = (TIMERS_KEY, *(timers_key(n) for n in range(SHARDS)))
 ALL_RUNNING_KEYS = (RUNNING_KEY, *(running_key(n) for n in range(SHARDS)))
 
@@ -229,6 +250,64 @@ class Reowe:
     targets: list[str]
     seen: int
     newer: bool = False
+
+
+class ScreenBusy(Exception):
+    """Another worker is refreshing this message right now: read again after it."""
+
+
+@dataclass
+class Screen:
+    """What one message shows, as the whole fleet knows it (``screen_key``).
+
+    Every worker's refresh of a message reads the record and this under the message's
+    edit claim, and writes this back before the claim ends. So no worker skips an edit
+    because of what it alone showed last (another may have edited the message since), and
+    no edit of an older record lands after a newer one."""
+
+    chat_id: int
+    role: str
+    message_id: int | None = None
+    digest: str | None = None
+    unstored: int | None = None
+    """A new message sent in this role whose id the record may lack: its worker died (or
+    Redis failed) between Telegram's answer and storing it (``Storage.note_sent``)."""
+    changed: bool = False
+    """Differs from what Redis holds (``close_screen`` writes it then)."""
+    noted: bool = False
+    """An id was noted as sent (``unstored``) in Redis, by this job or a dead one."""
+    claimed: bool = False
+    """Read under the message's edit claim (``Storage.open_screen``): this worker alone
+    may change the message now; else only looked at (``Storage.peek_screen``)."""
+
+    def shows(self, message_id: int | None, digest: str) -> bool:
+        return message_id is not None and (self.message_id, self.digest) == (message_id, digest)
+
+    def now_shows(self, message_id: int | None, digest: str | None) -> None:
+        if (self.message_id, self.digest) != (message_id, digest):
+            self.message_id, self.digest, self.changed = message_id, digest, True
+
+    def unknown(self) -> None:
+        """An edit that timed out may still land: whoever is next edits, whatever it shows."""
+        self.now_shows(None, None)
+
+
+def _screen_read(chat_id: int, role: str, fields: list[Any]) -> Screen:
+    """The screen from its record, its open mark and its noted send (``screen_key``)."""
+    shown, left_open, sent = fields
+    screen = _screen_of(chat_id, role, shown)
+    if left_open:
+        screen.unknown()
+    if sent is not None:
+        screen.unstored, screen.noted = int(as_text(sent)), True
+    return screen
+
+
+def _screen_of(chat_id: int, role: str, raw: bytes | str | None) -> Screen:
+    if raw is None:
+        return Screen(chat_id, role)
+    message_id, _, digest = as_text(raw).partition(":")
+    return Screen(chat_id, role, int(message_id), digest or None)
 
 
 @dataclass
@@ -347,14 +426,67 @@ class Storage:
         await self._quarantine(chat_id, raw, problem)
         return None
 
-    async def owed_and_table(self, chat_id: int) -> tuple[OwedOutput, Table | None]:
-        """The chat's owed output and its record, read at one moment in one round trip
-        (the record is at least as new as the owed revision)."""
+    async def open_screen(self, chat_id: int, role: str) -> tuple[OwedOutput, Table | None, Screen]:
+        """Take the edit claim of the chat's ``role`` message and read, at one moment in
+        one round trip, the chat's owed output, its record and what that message shows.
+        ``ScreenBusy`` if another worker holds the claim; ``close_screen`` ends it (a
+        worker that dies holding it loses it after ``send_claim_ms``).
+
+        The claim also marks the message open until ``close_screen``: a claim that ran out
+        with the mark still there was held by a worker that died, maybe with an edit on
+        its way, so what the message shows is unknown (the next refresh edits it)."""
+        screens = screen_key(chat_id)
+        async with self._transaction(output_key(chat_id)) as pipe:
+            pipe.set(editing_key(chat_id, role), "1", nx=True, px=self.send_claim_ms)
+            pipe.hgetall(output_key(chat_id))
+            pipe.get(table_key(chat_id))
+            pipe.hmget(screens, [role, _open(role), _sent(role)])
+            pipe.hset(screens, _open(role), "1")  # the holder's own mark already, if busy
+            pipe.expire(screens, max(self.idle_ttl, self.finished_ttl))
+            claimed, owed_raw, raw, shown, *_ = await pipe.execute()
+        if not claimed:
+            raise ScreenBusy(chat_id, role)
+        screen = _screen_read(chat_id, role, shown)
+        screen.claimed = True
+        return _owed_of(owed_raw), await self._shared_table(chat_id, raw), screen
+
+    async def peek_screen(self, chat_id: int, role: str) -> tuple[OwedOutput, Table | None, Screen]:
+        """Like ``open_screen``, without the claim: to see whether there is anything to do.
+        A message some worker may be changing right now reads as unknown."""
         async with self._transaction(output_key(chat_id)) as pipe:
             pipe.hgetall(output_key(chat_id))
             pipe.get(table_key(chat_id))
-            owed_raw, raw = await pipe.execute()
-        return _owed_of(owed_raw), await self._shared_table(chat_id, raw)
+            pipe.hmget(screen_key(chat_id), [role, _open(role), _sent(role)])
+            owed_raw, raw, shown = await pipe.execute()
+        table = await self._shared_table(chat_id, raw)
+        return _owed_of(owed_raw), table, _screen_read(chat_id, role, shown)
+
+    async def note_sent(self, screen: Screen, message_id: int) -> None:
+        """A new message went out in ``screen``'s role: its id, kept until the record holds
+        it (``close_screen`` then drops it), so that a worker dying in between leaves it
+        to be deleted by the next refresh rather than in the chat for good."""
+        screen.unstored, screen.noted = message_id, True
+        await self.redis.hset(screen_key(screen.chat_id), _sent(screen.role), str(message_id))
+
+    async def close_screen(self, chat_id: int, screen: Screen) -> None:
+        """What the message shows now (if that changed), and its edit claim ended."""
+        screens = screen_key(chat_id)
+        async with self._transaction(output_key(chat_id)) as pipe:
+            if screen.changed and screen.message_id is not None and screen.digest is not None:
+                pipe.hset(screens, screen.role, f"{screen.message_id}:{screen.digest}")
+            elif screen.changed:
+                pipe.hdel(screens, screen.role)
+            done = [_open(screen.role)]
+            if screen.noted and screen.unstored is None:
+                done.append(_sent(screen.role))
+            pipe.hdel(screens, *done)
+            pipe.delete(editing_key(chat_id, screen.role))
+            await pipe.execute()
+
+    async def screen(self, chat_id: int, role: str) -> Screen | None:
+        """What the chat's ``role`` message shows; None while a worker is changing it."""
+        shown, left_open = await self.redis.hmget(screen_key(chat_id), [role, _open(role)])
+        return None if left_open is not None else _screen_of(chat_id, role, shown)
 
     async def peek_table(self, chat_id: int) -> Table | None:
         """Like ``load_table``, for readers that only look (see ``_shared_table``)."""

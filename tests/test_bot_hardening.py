@@ -303,15 +303,15 @@ async def test_output_waits_to_render_until_the_tap_being_answered_is(
     game = await storage.load_table(-5)
     assert game is not None
     read = asyncio.Event()
-    read_record = storage.owed_and_table
+    read_record = storage.peek_screen
 
-    async def owed_and_table(chat_id: int) -> Any:
+    async def peek_screen(chat_id: int, role: str) -> Any:
         try:
-            return await read_record(chat_id)
+            return await read_record(chat_id, role)
         finally:
             read.set()
 
-    monkeypatch.setattr(storage, "owed_and_table", owed_and_table)
+    monkeypatch.setattr(storage, "peek_screen", peek_screen)
     with box.answering():
         tap_open = True
         box.refresh(game)
@@ -321,6 +321,7 @@ async def test_output_waits_to_render_until_the_tap_being_answered_is(
         assert rendered_during_tap == []
         tap_open = False
     await asyncio.wait_for(box.idle(), 5)
+    # Rendered once (to look; the send under the message's claim reuses it), not mid-tap.
     assert rendered_during_tap == [False]
 
 

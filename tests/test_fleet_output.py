@@ -38,6 +38,7 @@ from bot.storage import (
     Owed,
     Storage,
     Write,
+    hand_target,
     output_index_key,
     shard_of,
     stats_key,
@@ -193,10 +194,14 @@ async def play(
 
 
 async def assert_everything_shows_the_end(
-    emu: BotApiEmulator, redis: Redis, greeted: dict[int, int]
+    emu: BotApiEmulator, redis: Redis, greeted: dict[int, int], left_behind: int = 0
 ) -> ChatGame:
     """The game finished once, every message shows the stored final state, nothing that
-    notifies was sent twice, the stats counted it once and no output is owed any more."""
+    notifies was sent twice, the stats counted it once and no output is owed any more.
+
+    ``left_behind``: at most this many old hand messages may be left over in all (a worker
+    killed between Telegram's answer to a new hand and noting its id leaves one that
+    nobody knows of); each goes at its first tap."""
     store = Storage(redis, finished_ttl=3600, idle_ttl=3600)
     game = await store.load_table(GROUP)
     assert game is not None and game.phase == "finished"
@@ -245,12 +250,28 @@ async def assert_everything_shows_the_end(
         while await redis.zscore(output_index_key(shard_of(GROUP)), str(GROUP)) is not None:
             await asyncio.sleep(0.1)
     assert (await store.owed_output(GROUP)).rev > 0  # the moves did record their output
+    leftovers = 0
     for seat in game.seats:
-        assert seat.user_id is not None
+        user = seat.user_id
+        assert user is not None
+
+        def hands(user: int = user) -> list[EmuMessage]:
+            return [m for m in emu.messages(user) if m.message_id > greeted[user] and m.from_bot]
+
         # Every hand sent as a new message replaced (deleted) the one before: one is left.
         # Checked once nothing is owed: a dead worker's owed delete is a sweeper's to do.
-        since = [m for m in emu.messages(seat.user_id) if m.message_id > greeted[seat.user_id]]
-        assert [m.message_id for m in since if m.from_bot] == [seat.hand_message_id]
+        for old in [m for m in hands() if m.message_id != seat.hand_message_id]:
+            leftovers += 1
+            assert leftovers <= left_behind, [m.message_id for m in hands()]
+            data = next(b["callback_data"] for row in old.inline_keyboard for b in row)
+            handle = await emu.user_presses(user, user, old.message_id, data=data)
+            await asyncio.wait_for(handle.answer(), 15)
+            await emu.wait_for(
+                lambda old=old, user=user: emu.message(user, old.message_id) is None,
+                STALL,
+                what=f"hand {old.message_id} left behind goes at its first tap",
+            )
+        assert [m.message_id for m in hands()] == [seat.hand_message_id]
     return game
 
 
@@ -303,7 +324,7 @@ async def test_kill_9_at_random_moments_loses_nothing(
             joining.append(asyncio.create_task(f.ready(await f.start())))
 
         await play(f.emu, between)
-        await assert_everything_shows_the_end(f.emu, redis, greeted)
+        await assert_everything_shows_the_end(f.emu, redis, greeted, left_behind=len(kills))
         assert [w.process.returncode for w in killed] == [-signal.SIGKILL] * 3
         await asyncio.wait_for(asyncio.gather(*joining), 30)
 
@@ -500,7 +521,7 @@ async def test_a_refresh_another_worker_already_showed_costs_no_call(redis: Redi
         return Write(game, None, output=Owed(["group"], [], []))
 
     async def render_group(game: ChatGame) -> Rendered:
-        return Rendered(f"lobby of {game.game_id}")
+        return Rendered(f"lobby of {game.game_id} {game.chat_title}".strip())
 
     one, two = (worker_outbox(redis, bot, render_group) for _ in range(2))
     await one.storage.update_table(GROUP, change)  # a move on the first worker
@@ -513,9 +534,127 @@ async def test_a_refresh_another_worker_already_showed_costs_no_call(redis: Redi
     two.refresh(table, owed=True)
     await asyncio.wait_for(two.idle(), 10)
     assert len(bot.edited) == 1  # before: the same edit again ("message is not modified")
+    table.chat_title = "renamed"  # a change that owes nothing (no move)
+    await two.storage.update_table(GROUP, lambda _: Write(table, None))
     two.refresh(table)  # a refresh for another reason still runs
     await asyncio.wait_for(two.idle(), 10)
-    assert len(bot.edited) == 2
+    assert bot.edited[1:] == [(GROUP, 5, "lobby of g1 renamed")]
+    for box in (one, two):
+        await box.close()
+
+
+def _titled(title: str) -> Callable[[ChatGame | None], Write[None]]:
+    """A change that shows as ``title`` in every message (the renderers below)."""
+
+    def change(current: ChatGame | None) -> Write[None]:
+        game = ChatGame(game_id="g1", chat_id=GROUP, creator_id=ANN, phase="playing")
+        game.table_message_id = 5
+        game.seats = [Seat(user_id=ANN, name="Ann", hand_message_id=7)]
+        game.set_engine_state(new_game(Rules(), 2, seed=3))
+        game.chat_title = title
+        return Write(game, None)
+
+    return change
+
+
+async def _render_title(game: ChatGame, seat: int = 0) -> Rendered:
+    return Rendered(f"shows {game.chat_title}")
+
+
+@pytest.mark.parametrize("message", ["group", "hand"])
+async def test_a_message_another_worker_edited_since_is_edited_back(
+    redis: Redis, message: str
+) -> None:
+    """What a message shows is one fact for the fleet: a worker whose last edit showed A
+    must not skip showing A again after another worker edited the message to B."""
+    bot = CountingBot()
+    one, two = (worker_outbox(redis, bot, _render_title, _render_title) for _ in range(2))
+
+    async def show(box: Outbox, title: str) -> None:
+        await box.storage.update_table(GROUP, _titled(title))
+        if message == "group":
+            box._refresh_group(GROUP)
+        else:
+            box.refresh_hand(GROUP, ANN)
+        await asyncio.wait_for(box.idle(), 10)
+
+    where = (GROUP, 5) if message == "group" else (ANN, 7)
+    for box, title in ((one, "A"), (two, "B"), (one, "A")):
+        await show(box, title)
+    assert bot.edited == [(*where, "shows A"), (*where, "shows B"), (*where, "shows A")]
+    await show(two, "A")  # already on screen, as both workers know now
+    assert len(bot.edited) == 3
+    for box in (one, two):
+        await box.close()
+
+
+async def test_a_message_whose_worker_died_changing_it_is_edited_again(redis: Redis) -> None:
+    """A worker killed between its claim and its close may have had an edit on its way:
+    once the claim runs out, what the message shows is unknown, so the next refresh edits
+    it even when it would show what the record last said."""
+    bot = CountingBot()
+    box = worker_outbox(redis, bot, _render_title, _render_title)
+    await box.storage.update_table(GROUP, _titled("A"))
+    box.refresh_hand(GROUP, ANN)
+    await asyncio.wait_for(box.idle(), 10)
+    dying = Storage(redis, finished_ttl=3600, idle_ttl=3600, output_lease=0.1)
+    await dying.open_screen(GROUP, hand_target(ANN))  # editing to "B", say; never closed
+    assert not await box.shows_hand(GROUP, ANN, 7, Rendered("shows A"))
+    box.refresh_hand(GROUP, ANN)  # waits for the claim (0.2 s), then edits
+    await asyncio.wait_for(box.idle(), 10)
+    assert bot.edited == [(ANN, 7, "shows A")] * 2
+    assert await box.shows_hand(GROUP, ANN, 7, Rendered("shows A"))
+    await box.close()
+
+
+@pytest.mark.parametrize("stored", [False, True])
+async def test_a_new_hand_whose_worker_died_before_storing_it_is_deleted(
+    redis: Redis, stored: bool
+) -> None:
+    """A worker notes a new message's id right after Telegram's answer, then stores it in
+    the record. Killed in between, it leaves the noted id: the next refresh deletes that
+    message (nobody would keep it up to date), unless the record did get it."""
+    bot = DeletingBot()
+    box = worker_outbox(redis, bot, _render_title, _render_title)
+    await box.storage.update_table(GROUP, _titled("A"))  # the record's hand: message 7
+    dying = Storage(redis, finished_ttl=3600, idle_ttl=3600, output_lease=0.1)
+    _, _, screen = await dying.open_screen(GROUP, hand_target(ANN))
+    await dying.note_sent(screen, 7 if stored else 55)  # then SIGKILL
+    box.refresh_hand(GROUP, ANN)
+    await asyncio.wait_for(box.idle(), 10)
+    assert bot.deleted == ([] if stored else [(ANN, 55)])
+    assert bot.edited == [(ANN, 7, "shows A")]
+    assert await redis.hget(f"durak:{{{GROUP}}}:screen", f"sent:hand:{ANN}") is None
+    box.refresh_hand(GROUP, ANN)  # nothing left to delete, nothing to edit
+    await asyncio.wait_for(box.idle(), 10)
+    assert (len(bot.deleted), len(bot.edited)) == (0 if stored else 1, 1)
+    await box.close()
+
+
+class SlowFirstEditBot(CountingBot):
+    """The first edit takes long (a slow connection), so a later one could land first."""
+
+    async def do_api_request(self, endpoint: str, api_kwargs: dict[str, Any]) -> Any:
+        if not self.edited and not getattr(self, "slowed", False):
+            self.slowed = True
+            await asyncio.sleep(0.3)
+        return await super().do_api_request(endpoint, api_kwargs)
+
+
+async def test_an_edit_that_lands_late_never_hides_a_newer_one(redis: Redis) -> None:
+    """Two workers refresh one hand at once, for two moves: one edit at a time, each of
+    the latest record, so the message ends showing the last move (before, the first
+    worker's slow edit of the older move landed last, and nothing was owed any more)."""
+    bot = SlowFirstEditBot()
+    one, two = (worker_outbox(redis, bot, _render_title, _render_title) for _ in range(2))
+    await one.storage.update_table(GROUP, _titled("first"))
+    one.refresh_hand(GROUP, ANN)
+    while not getattr(bot, "slowed", False):  # the first edit is on its way
+        await asyncio.sleep(0.01)
+    await two.storage.update_table(GROUP, _titled("second"))
+    two.refresh_hand(GROUP, ANN)
+    await asyncio.wait_for(asyncio.gather(one.idle(), two.idle()), 10)
+    assert bot.edited[-1] == (ANN, 7, "shows second")
     for box in (one, two):
         await box.close()
 

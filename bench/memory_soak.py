@@ -89,8 +89,13 @@ class StubStorage(Storage):
     async def update_table(self, chat_id: int, change: Any) -> Any:
         return None
 
-    async def open_screen(self, chat_id: int, role: str) -> tuple[OwedOutput, Table | None, Screen]:
+    async def peek_screen(self, chat_id: int, role: str) -> tuple[OwedOutput, Table | None, Screen]:
         return OwedOutput(0, {}, {}, {}), await self.load_table(chat_id), Screen(chat_id, role)
+
+    async def open_screen(self, chat_id: int, role: str) -> tuple[OwedOutput, Table | None, Screen]:
+        owed, table, screen = await self.peek_screen(chat_id, role)
+        screen.claimed = True
+        return owed, table, screen
 
     async def close_screen(self, chat_id: int, screen: Screen) -> None:
         return None

@@ -435,31 +435,33 @@ class Storage:
         The claim also marks the message open until ``close_screen``: a claim that ran out
         with the mark still there was held by a worker that died, maybe with an edit on
         its way, so what the message shows is unknown (the next refresh edits it)."""
-        screens = screen_key(chat_id)
-        async with self._transaction(output_key(chat_id)) as pipe:
-            pipe.set(editing_key(chat_id, role), "1", nx=True, px=self.send_claim_ms)
-            pipe.hgetall(output_key(chat_id))
-            pipe.get(table_key(chat_id))
-            pipe.hmget(screens, [role, _open(role), _sent(role)])
-            pipe.hset(screens, _open(role), "1")  # the holder's own mark already, if busy
-            pipe.expire(screens, max(self.idle_ttl, self.finished_ttl))
-            claimed, owed_raw, raw, shown, *_ = await pipe.execute()
-        if not claimed:
-            raise ScreenBusy(chat_id, role)
-        screen = _screen_read(chat_id, role, shown)
-        screen.claimed = True
-        return _owed_of(owed_raw), await self._shared_table(chat_id, raw), screen
+        return await self._read_screen(chat_id, role, claim=True)
 
     async def peek_screen(self, chat_id: int, role: str) -> tuple[OwedOutput, Table | None, Screen]:
         """Like ``open_screen``, without the claim: to see whether there is anything to do.
         A message some worker may be changing right now reads as unknown."""
+        return await self._read_screen(chat_id, role, claim=False)
+
+    async def _read_screen(
+        self, chat_id: int, role: str, *, claim: bool
+    ) -> tuple[OwedOutput, Table | None, Screen]:
+        screens = screen_key(chat_id)
         async with self._transaction(output_key(chat_id)) as pipe:
+            if claim:
+                pipe.set(editing_key(chat_id, role), "1", nx=True, px=self.send_claim_ms)
             pipe.hgetall(output_key(chat_id))
             pipe.get(table_key(chat_id))
-            pipe.hmget(screen_key(chat_id), [role, _open(role), _sent(role)])
-            owed_raw, raw, shown = await pipe.execute()
-        table = await self._shared_table(chat_id, raw)
-        return _owed_of(owed_raw), table, _screen_read(chat_id, role, shown)
+            pipe.hmget(screens, [role, _open(role), _sent(role)])
+            if claim:
+                pipe.hset(screens, _open(role), "1")  # the holder's own mark already, if busy
+                pipe.expire(screens, max(self.idle_ttl, self.finished_ttl))
+            answers = await pipe.execute()
+        if claim and not answers.pop(0):
+            raise ScreenBusy(chat_id, role)
+        owed_raw, raw, shown = answers[:3]
+        screen = _screen_read(chat_id, role, shown)
+        screen.claimed = claim
+        return _owed_of(owed_raw), await self._shared_table(chat_id, raw), screen
 
     async def note_sent(self, screen: Screen, message_id: int) -> None:
         """A new message went out in ``screen``'s role: its id, kept until the record holds

@@ -634,8 +634,12 @@ async def test_a_new_hand_whose_worker_died_before_storing_it_is_deleted(
 class SlowFirstEditBot(CountingBot):
     """The first edit takes long (a slow connection), so a later one could land first."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.slowed = False
+
     async def do_api_request(self, endpoint: str, api_kwargs: dict[str, Any]) -> Any:
-        if not self.edited and not getattr(self, "slowed", False):
+        if not self.edited and not self.slowed:
             self.slowed = True
             await asyncio.sleep(0.3)
         return await super().do_api_request(endpoint, api_kwargs)
@@ -649,7 +653,7 @@ async def test_an_edit_that_lands_late_never_hides_a_newer_one(redis: Redis) -> 
     one, two = (worker_outbox(redis, bot, _render_title, _render_title) for _ in range(2))
     await one.storage.update_table(GROUP, _titled("first"))
     one.refresh_hand(GROUP, ANN)
-    while not getattr(bot, "slowed", False):  # the first edit is on its way
+    while not bot.slowed:  # the first edit is on its way
         await asyncio.sleep(0.01)
     await two.storage.update_table(GROUP, _titled("second"))
     two.refresh_hand(GROUP, ANN)

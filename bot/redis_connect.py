@@ -73,7 +73,7 @@ def connect(settings: Settings) -> Redis:
 
 def connect_sentinel(settings: Settings) -> Redis:
     nodes = [_host_port(item) for item in settings.redis_sentinels.split(",") if item.strip()]
-    sentinel = Sentinel(  # type: ignore[no-untyped-call]
+    sentinel = Sentinel(  # type: ignore[no-untyped-call, unused-ignore]
         nodes, socket_timeout=SOCKET_TIMEOUT, socket_connect_timeout=CONNECT_TIMEOUT
     )
     log.info(

@@ -138,7 +138,7 @@ class Hub:
                 await asyncio.sleep(RECONNECT_DELAY)
             finally:
                 with contextlib.suppress(Exception):
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+                    await pubsub.aclose()  # type: ignore[no-untyped-call, unused-ignore]
 
     def poke(self, chat_id: int) -> None:
         """Chat ``chat_id`` changed: refresh its viewers (coalescing quick changes)."""

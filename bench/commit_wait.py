@@ -22,9 +22,9 @@ import time
 
 from redis.asyncio import BlockingConnectionPool, Redis
 
-from bot.records import ChatGame, Seat
-from bot.replica_wait import ReplicaWait
-from bot.storage import Storage, Write
+from bot.domain.records import ChatGame, Seat
+from bot.store.replica_wait import ReplicaWait
+from bot.store.storage import Storage, Write
 from engine import Rules, new_game
 
 

@@ -26,11 +26,11 @@ from pydantic import SecretStr
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bot.app import build_application, games_of
-from bot.config import Settings
-from bot.handlers import HANDLERS_KEY, Handlers
-from bot.records import ChatSettings, Table, UserRecord
-from bot.storage import OwedOutput, Screen, Storage
+from bot.domain.records import ChatSettings, Table, UserRecord
+from bot.ops.settings import Settings
+from bot.store.storage import OwedOutput, Screen, Storage
+from bot.telegram.handlers import HANDLERS_KEY, Handlers
+from bot.wiring.application import build_application, games_of
 
 
 def rss_mib() -> float:
@@ -65,7 +65,7 @@ class StubBot:
         return type("Sent", (), {"message_id": self.next_id})()
 
     async def do_api_request(self, endpoint: str, api_kwargs: dict[str, Any]) -> Any:
-        """The outbox's raw sends and edits (``bot.outbox.RAW_SEND``, ``RAW_EDIT``)."""
+        """The outbox's raw sends and edits (``bot.output.outbox.RAW_SEND``, ``RAW_EDIT``)."""
         if endpoint.lower() == "sendmessage":
             self.next_id += 1
             return {"message_id": self.next_id}

@@ -8,12 +8,12 @@ import sys
 
 from pydantic import ValidationError
 
-from bot.app import build_application
-from bot.config import Settings
-from bot.jsonlog import configure_logging
-from bot.redaction import Redactor
-from bot.redis_connect import connect
-from bot.runtime import STOP_SIGNALS, install_runtime
+from bot.ops.jsonlog import configure_logging
+from bot.ops.redaction import Redactor
+from bot.ops.runtime import STOP_SIGNALS, install_runtime
+from bot.ops.settings import Settings
+from bot.store.redis_connect import connect
+from bot.wiring.application import build_application
 
 log = logging.getLogger("bot")
 

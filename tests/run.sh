@@ -31,6 +31,7 @@ rm -f "$pip_log"
 
 echo "== ruff" && .venv/bin/ruff check . && .venv/bin/ruff format --check .
 echo "== mypy" && .venv/bin/mypy
+echo "== import contracts" && .venv/bin/lint-imports --no-cache
 # The whole run has a ceiling well under CI's 90 minutes (it takes about 8): SIGINT makes pytest
 # print what ran and what hung before it stops, rather than CI cutting it off silently.
 echo "== pytest" && timeout --signal=INT --kill-after=60 2700 .venv/bin/pytest -q "$@"

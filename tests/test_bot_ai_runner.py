@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import ai
-from bot.ai_runner import AiRunner, choose
+from bot.app.ai_runner import AiRunner, choose
 from engine import Rules, new_game, view, waiting_for
 
 

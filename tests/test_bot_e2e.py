@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from support.harness import Harness, hand_buttons, open_lobby, play_out, press, pressable
 
-from bot import flow, handlers
-from bot.flow import FlowError
+from bot.domain import flow
+from bot.domain.flow import FlowError
+from bot.telegram import handlers
 from engine import legal_actions
 from sandbox.emulator import RateLimits
 
@@ -434,7 +435,7 @@ async def test_last_human_leaving_ends_the_game(make_harness: Any) -> None:
         await h.start_bot()
         await started_game(h, [ANN, BOB])
         table = await h.table(GROUP)
-        from bot.callbacks import encode_hand_op
+        from bot.domain.callbacks import encode_hand_op
 
         data = encode_hand_op(GROUP, table.game_id, table.state["step"], "leave_yes")  # type: ignore[index]
         hand = h.emu.last_message(ANN)
@@ -448,7 +449,7 @@ async def test_last_human_leaving_ends_the_game(make_harness: Any) -> None:
 async def test_command_menus_are_published(make_harness: Any) -> None:
     async with make_harness() as h:
         bot = await h.start_bot()
-        from bot.app import publish_commands
+        from bot.wiring.application import publish_commands
 
         await publish_commands(bot.app)
         group = h.emu.commands(scope_type="all_group_chats")

@@ -17,9 +17,9 @@ from fault_proxy import Fault, FaultProxy
 from redis.exceptions import RedisError
 from support.harness import pressable
 
-from bot.guard import FLOOD_MAX
-from bot.storage import settings_key, table_key
-from bot.turns import TurnGate
+from bot.app.turn_gate import TurnGate
+from bot.store.storage import settings_key, table_key
+from bot.telegram.guard import FLOOD_MAX
 
 pytestmark = pytest.mark.filterwarnings("ignore:Deprecated since version v22.2")
 

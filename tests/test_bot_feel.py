@@ -10,10 +10,11 @@ from collections.abc import Iterator
 import pytest
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
-from bot import callbacks, flow, render
-from bot.flow import Moment, Person, Timing
-from bot.lobby_options import LOBBY_OPTIONS
-from bot.records import ChatGame, StatLine
+from bot import render
+from bot.domain import callbacks, flow
+from bot.domain.flow import Moment, Person, Timing
+from bot.domain.lobby_options import LOBBY_OPTIONS
+from bot.domain.records import ChatGame, StatLine
 from bot.render import faces
 from bot.render.labels import label_width, pack, too_wide
 from bot.webapp.state import game_state

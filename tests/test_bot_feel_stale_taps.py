@@ -22,9 +22,10 @@ import deck_builder
 import pytest
 from conftest import Harness, open_lobby, press
 
-from bot import callbacks, flow, handlers
-from bot.flow import Moment
-from bot.storage import Write
+from bot.domain import callbacks, flow
+from bot.domain.flow import Moment
+from bot.store.storage import Write
+from bot.telegram import handlers
 from engine import Card
 from locales import translator
 

@@ -13,14 +13,14 @@ import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 from support.timers import next_due
 
-from bot import outbox
-from bot.bounded import BoundedDict
-from bot.guard import FLOOD_MAX, FLOOD_WINDOW, Guard
-from bot.outbox import Outbox
-from bot.records import ChatGame
+from bot.app.scheduler import Scheduler
+from bot.domain.bounded import BoundedDict
+from bot.domain.records import ChatGame
+from bot.output import outbox
+from bot.output.outbox import Outbox
 from bot.render import Rendered
-from bot.scheduler import Scheduler
-from bot.storage import Storage, Write
+from bot.store.storage import Storage, Write
+from bot.telegram.guard import FLOOD_MAX, FLOOD_WINDOW, Guard
 
 
 class Clock:

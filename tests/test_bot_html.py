@@ -10,9 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot import flow, render
-from bot.flow import Moment, Person, Timing
-from bot.records import ChatGame, StatLine
+from bot import render
+from bot.domain import flow
+from bot.domain.flow import Moment, Person, Timing
+from bot.domain.records import ChatGame, StatLine
 from bot.render import Rendered
 from bot.render.common import MAX_TEXT, fit
 from engine import GameResult, Rules, legal_actions

@@ -22,10 +22,11 @@ from typing import Any
 import pytest
 from support.harness import Harness, play_out, press
 
-from bot import callbacks, handlers
-from bot.app import GROUP_COMMANDS, PRIVATE_COMMANDS, publish_commands
-from bot.callbacks import GroupOp
-from bot.flow import TIMEOUTS_BEFORE_HANDOVER
+from bot.domain import callbacks
+from bot.domain.callbacks import GroupOp
+from bot.domain.flow import TIMEOUTS_BEFORE_HANDOVER
+from bot.telegram import handlers
+from bot.wiring.application import GROUP_COMMANDS, PRIVATE_COMMANDS, publish_commands
 from engine import Rules
 from locales import (
     DEFAULT,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from bot import flow
-from bot.flow import FlowError, Moment, Person, Timing
-from bot.records import ChatGame
+from bot.domain import flow
+from bot.domain.flow import FlowError, Moment, Person, Timing
+from bot.domain.records import ChatGame
 
 CHAT, GID = -100900, "lb0001"
 TIMING = Timing(turn_timeout=60.0, ai_delay=1.0, notify_quiet=0.0)

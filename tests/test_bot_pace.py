@@ -10,13 +10,14 @@ from pathlib import Path
 import fakeredis
 import pytest
 
-from bot import callbacks, flow, render
-from bot.callbacks import RulesButton
-from bot.flow import Moment, Person, Timing
-from bot.lobby_options import OPTIONS_BY_OP
-from bot.records import ChatGame
+from bot import render
+from bot.domain import callbacks, flow
+from bot.domain.callbacks import RulesButton
+from bot.domain.flow import Moment, Person, Timing
+from bot.domain.lobby_options import OPTIONS_BY_OP
+from bot.domain.records import ChatGame
 from bot.render.labels import too_wide
-from bot.storage import Owed, Storage, Write, hand_target, table_key
+from bot.store.storage import Owed, Storage, Write, hand_target, table_key
 from engine import Attack, Beat, Rules, Take, legal_actions, must_act
 from locales import SUPPORTED, translator, visible_text
 from locales.rules_text import SECTIONS, SHORT_LIMIT, TablePace, rules_short, rules_text
@@ -283,8 +284,8 @@ async def test_a_throw_in_window_shown_late_still_lasts_a_whole_window() -> None
     once they had the whole window, counted from when the buttons landed."""
     from types import SimpleNamespace
 
-    from bot.records import UserRecord
-    from bot.turns import TurnGate
+    from bot.app.turn_gate import TurnGate
+    from bot.domain.records import UserRecord
 
     game = pair_then_take(lobby())
     user = game.seats[game.engine_state().attacker].user_id

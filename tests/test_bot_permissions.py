@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from support.harness import Harness, open_lobby, press
 
-from bot import flow
+from bot.domain import flow
 from locales import translator
 
 pytestmark = pytest.mark.filterwarnings("ignore:Deprecated since version v22.2")

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from bot import flow
-from bot.flow import Moment, Person, Timing
-from bot.records import ChatGame
+from bot.domain import flow
+from bot.domain.flow import Moment, Person, Timing
+from bot.domain.records import ChatGame
 from engine import GameResult, State, view
 
 CHAT = -100777

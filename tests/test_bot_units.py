@@ -6,11 +6,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot import callbacks, flow, render
-from bot.callbacks import CallbackError, HandButton
-from bot.flow import FlowError, Moment, Person, Timing
-from bot.lobby_options import LOBBY_OPTIONS
-from bot.records import ChatGame
+from bot import render
+from bot.domain import callbacks, flow
+from bot.domain.callbacks import CallbackError, HandButton
+from bot.domain.flow import FlowError, Moment, Person, Timing
+from bot.domain.lobby_options import LOBBY_OPTIONS
+from bot.domain.records import ChatGame
 from engine import (
     Attack,
     Beat,
@@ -245,7 +246,7 @@ def test_big_tables_stay_within_telegram_limits() -> None:
 
 
 async def test_hard_ai_thinks_in_a_process_pool() -> None:
-    from bot.ai_runner import AiRunner, ai_seed
+    from bot.app.ai_runner import AiRunner, ai_seed
     from engine import new_game
 
     runner = AiRunner(processes=1)
@@ -293,10 +294,10 @@ def test_partners_only_with_four_or_six_seats() -> None:
 def test_every_group_operation_has_exactly_one_handler() -> None:
     import fakeredis
 
-    from bot.ai_runner import AiRunner
-    from bot.handlers import Handlers
-    from bot.service import Games
-    from bot.storage import Storage
+    from bot.app.ai_runner import AiRunner
+    from bot.app.games import Games
+    from bot.store.storage import Storage
+    from bot.telegram.handlers import Handlers
 
     storage = Storage(fakeredis.aioredis.FakeRedis(), finished_ttl=60, idle_ttl=60)
     handlers = Handlers(Games(storage, TIMING, AiRunner(0)))
@@ -384,7 +385,7 @@ def test_the_group_message_is_the_same_whoever_holds_the_hidden_cards() -> None:
 
 
 def test_hand_modes_follow_the_step_and_stay_bounded() -> None:
-    from bot.hand_modes import HandModes
+    from bot.domain.hand_modes import HandModes
 
     game, _ = flow.start(two_player_lobby(), T0, GID, 1, [])
     modes = HandModes(limit=3)

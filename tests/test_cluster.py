@@ -18,9 +18,9 @@ from support.cluster import Cluster, redis_cluster
 from support.harness import FakeClock, harness, open_lobby, play_out, press
 from support.timers import claim_due
 
-from bot.flow import Moment, Person, Timing, join, new_lobby
-from bot.records import Table
-from bot.storage import (
+from bot.domain.flow import Moment, Person, Timing, join, new_lobby
+from bot.domain.records import Table
+from bot.store.storage import (
     SHARDS,
     TIMER_LEASE,
     StatDelta,
@@ -91,7 +91,7 @@ async def test_transactions_never_run_in_a_helper_thread(
 ) -> None:
     """redis-py's cluster pipeline runs WATCH commands via asyncio.run in a thread the event
     loop joins, which hung a worker mid-failover; every transaction of ours must run on the
-    loop itself (bot/slot_clients.py)."""
+    loop itself (bot/store/slot_clients.py)."""
     s = store(client)
     await client.get(table_key(GROUP))  # the cluster client learns the slots first
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import Settings
-from bot.redaction import MASK, Redactor
-from bot.redis_connect import connect
+from bot.ops.redaction import MASK, Redactor
+from bot.ops.settings import Settings
+from bot.store.redis_connect import connect
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -112,7 +112,7 @@ def test_pacing_is_fleet_wide_by_default_only_where_a_fleet_can_run(
 ) -> None:
     import fakeredis
 
-    from bot.fleet_pacing import send_limiter
+    from bot.transport.fleet_pacing import send_limiter
 
     settings = Settings(
         telegram_bot_token="5550010:pacing-token",  # type: ignore[arg-type]

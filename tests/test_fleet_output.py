@@ -28,11 +28,11 @@ from support.front import Front, Worker, start_worker, stop_workers, wait_ready
 from support.harness import hand_buttons
 
 from bot import render
-from bot.outbox import NOTIFY_LATE, Outbox
-from bot.records import ChatGame, Seat
+from bot.app.games import CRASH_AFTER_COMMIT, CRASH_EXIT_CODE
+from bot.domain.records import ChatGame, Seat
+from bot.output.outbox import NOTIFY_LATE, Outbox
 from bot.render import Rendered
-from bot.service import CRASH_AFTER_COMMIT, CRASH_EXIT_CODE
-from bot.storage import (
+from bot.store.storage import (
     OUTPUT_LEASE,
     SETTLE_EVERY,
     Owed,

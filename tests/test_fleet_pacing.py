@@ -22,10 +22,10 @@ from support.cluster import Cluster, redis_cluster
 from support.front import Front, Worker, start_worker, stop_workers, wait_ready
 from support.harness import free_port, hand_buttons
 
-from bot.fleet_pacing import CHAT, GLOBAL, FleetLimiter
-from bot.pacing import ChatBusy
-from bot.records import Table
-from bot.storage import Storage
+from bot.domain.records import Table
+from bot.store.storage import Storage
+from bot.transport.fleet_pacing import CHAT, GLOBAL, FleetLimiter
+from bot.transport.pacing import ChatBusy
 from sandbox.emulator import BotApiEmulator
 
 GROUP, OTHER_GROUP, ANN, BOB = -100501, -100502, 501, 502

@@ -16,11 +16,11 @@ import redis as sync_redis
 from redis.asyncio import Redis
 from support.harness import free_port
 
-from bot.health import Health, HealthServer
-from bot.jsonlog import JsonFormatter
-from bot.metrics import api_call
-from bot.redaction import Redactor
-from bot.redis_connect import start_private_server
+from bot.ops.health import Health, HealthServer
+from bot.ops.jsonlog import JsonFormatter
+from bot.ops.metrics import api_call
+from bot.ops.redaction import Redactor
+from bot.store.redis_connect import start_private_server
 from sandbox.emulator import BotApiEmulator
 
 TOKEN = "5550003:fleet-runtime-token-secret"

@@ -15,7 +15,7 @@ from support.cluster import Cluster, redis_cluster
 from support.front import Front, Worker, start_worker, stop_workers, wait_ready
 from support.harness import play_out
 
-from bot.storage import table_key
+from bot.store.storage import table_key
 from sandbox.emulator import BotApiEmulator
 
 TOKEN = "5550004:fleet-webhook-token-secret"

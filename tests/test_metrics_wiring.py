@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from support.harness import open_lobby, press
 
-from bot.metered_request import outcome_of
-from bot.metrics import REGISTRY
+from bot.ops.metrics import REGISTRY
+from bot.transport.metered_request import outcome_of
 
 pytestmark = pytest.mark.filterwarnings("ignore:Deprecated since version v22.2")
 

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from bot import metrics
-from bot.flow import Moment, Person, Timing, join
-from bot.records import ChatSettings, Table, UserRecord
-from bot.schema import CURRENT, UnreadableRecord, upgrade
-from bot.storage import RUNNING_KEY, Storage, Write, settings_key, table_key, user_key
+from bot.domain.flow import Moment, Person, Timing, join
+from bot.domain.records import ChatSettings, Table, UserRecord
+from bot.domain.schema import CURRENT, UnreadableRecord, upgrade
+from bot.ops import metrics
+from bot.store.storage import RUNNING_KEY, Storage, Write, settings_key, table_key, user_key
 from engine import legal_actions
 
 FIXTURES = Path(__file__).parent / "fixtures" / "records"

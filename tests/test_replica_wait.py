@@ -20,9 +20,9 @@ from redis.asyncio.cluster import RedisCluster
 from support.cluster import Cluster, redis_cluster
 from support.harness import free_port
 
-from bot.records import ChatGame, Seat
-from bot.replica_wait import WAIT_SHORT, ReplicaWait
-from bot.storage import Storage, Write, table_key
+from bot.domain.records import ChatGame, Seat
+from bot.store.replica_wait import WAIT_SHORT, ReplicaWait
+from bot.store.storage import Storage, Write, table_key
 from engine import Rules, new_game
 
 CHAT = -100901

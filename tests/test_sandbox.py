@@ -22,7 +22,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 from support.browser import ARTIFACTS, browser, join
 
-from bot.callbacks import CallbackError, GroupButton, HandButton, decode
+from bot.domain.callbacks import CallbackError, GroupButton, HandButton, decode
 from engine import Attack, Beat, Pass, Take
 from locales import translator, visible_text
 from sandbox.main import parse_args

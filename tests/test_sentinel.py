@@ -18,10 +18,10 @@ from redis.asyncio import Redis
 from redis.exceptions import ConnectionError, ReadOnlyError, TimeoutError
 from support.harness import free_port
 
-from bot.config import Settings
-from bot.records import ChatGame, Seat
-from bot.redis_connect import connect
-from bot.storage import Storage, Write
+from bot.domain.records import ChatGame, Seat
+from bot.ops.settings import Settings
+from bot.store.redis_connect import connect
+from bot.store.storage import Storage, Write
 
 CHAT = -100931
 MASTER = "durak"

@@ -7,8 +7,8 @@ import asyncio
 from redis.asyncio import Redis
 from support.timers import claim_due, next_due
 
-from bot.records import Table
-from bot.storage import (
+from bot.domain.records import Table
+from bot.store.storage import (
     TIMERS_KEY,
     StatDelta,
     Storage,

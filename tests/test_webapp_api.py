@@ -26,8 +26,8 @@ from support.webapp import (
     webapp_settings,
 )
 
-from bot.app import games_of
-from bot.webapp import wiring
+from bot.wiring import miniapp as wiring
+from bot.wiring.application import games_of
 from engine import view
 from locales import translator
 

@@ -20,8 +20,8 @@ from support.webapp import (
 )
 
 from bot.render.labels import too_wide
-from bot.webapp import wiring
-from bot.webapp.presence import open_key
+from bot.store.presence import open_key
+from bot.wiring import miniapp as wiring
 from locales import SUPPORTED, translator, visible_text
 
 pytestmark = pytest.mark.filterwarnings("ignore:Deprecated since version v22.2")

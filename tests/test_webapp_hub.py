@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from redis.asyncio import Redis
 
+from bot.store.presence import Presence, open_key
 from bot.webapp.hub import Hub, game_key
-from bot.webapp.presence import Presence, open_key
 
 
 async def no_table(chat_id: int) -> None:

@@ -21,8 +21,8 @@ from support.webapp import (
     webapp_settings,
 )
 
-from bot.webapp import wiring
 from bot.webapp.ratelimit import Buckets, Rate, client_address, retry_after
+from bot.wiring import miniapp as wiring
 
 pytestmark = pytest.mark.filterwarnings("ignore:Deprecated since version v22.2")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from bot.config import Settings
+from bot.ops.settings import Settings
 from sandbox.emulator import BotApiEmulator
 
 TOKEN = "5550002:webhook-test-token"

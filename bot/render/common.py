@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
-from bot.callbacks import without_steps
-from bot.records import Seat
+from bot.domain.callbacks import without_steps
+from bot.domain.records import Seat
 from locales import Html, Translator, escape
 
 MAX_TEXT = 4096

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
-from bot import callbacks
-from bot.records import ChatGame
+from bot.domain import callbacks
+from bot.domain.records import ChatGame
 from bot.render import faces
 from bot.render.common import Rendered, markup, seat_name
 from bot.render.labels import pack

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from telegram import InlineKeyboardButton
 
-from bot import callbacks
+from bot.domain import callbacks
 from bot.render.common import Rendered, chunks, markup
 from locales import Translator
 

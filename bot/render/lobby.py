@@ -6,10 +6,10 @@ from collections.abc import Collection
 
 from telegram import InlineKeyboardButton
 
-from bot import callbacks
-from bot.callbacks import GroupOp
-from bot.lobby_options import LOBBY_OPTIONS, LobbyOption
-from bot.records import AI_LEVELS, ChatGame
+from bot.domain import callbacks
+from bot.domain.callbacks import GroupOp
+from bot.domain.lobby_options import LOBBY_OPTIONS, LobbyOption
+from bot.domain.records import AI_LEVELS, ChatGame
 from bot.render.common import Rendered, deep_link, markup, seat_name
 from bot.render.labels import pack
 from engine.rules import MAX_PLAYERS

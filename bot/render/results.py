@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from telegram import InlineKeyboardButton
 
-from bot import callbacks
-from bot.flow import series_over
-from bot.records import ChatGame
+from bot.domain import callbacks
+from bot.domain.flow import series_over
+from bot.domain.records import ChatGame
 from bot.render.common import TEAM_NAMES, Rendered, markup, seat_name
 from bot.render.labels import pack
 from locales import Html, Translator

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from telegram import InlineKeyboardButton
 
-from bot import callbacks
-from bot.flow.common import Timing, table_timing
-from bot.records import ChatGame
+from bot.domain import callbacks
+from bot.domain.flow.common import Timing, table_timing
+from bot.domain.records import ChatGame
 from bot.render.common import Rendered, markup
 from bot.render.labels import pack
 from engine import Rules

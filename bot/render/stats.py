@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bot.names import short_name
-from bot.records import StatLine
+from bot.domain.names import short_name
+from bot.domain.records import StatLine
 from bot.render.common import Rendered
 from locales import Translator
 

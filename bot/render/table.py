@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from telegram import InlineKeyboardButton
 
-from bot.records import ChatGame
+from bot.domain.records import ChatGame
 from bot.render import faces
 from bot.render.common import TEAM_NAMES, Rendered, markup, seat_name, with_clock
 from bot.render.log import bouts, coalesce, event_line

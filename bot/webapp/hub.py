@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from bot.records import Table
+from bot.domain.records import Table
 from engine import State
 
 log = logging.getLogger(__name__)

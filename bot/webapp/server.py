@@ -21,14 +21,15 @@ from typing import Any
 
 from aiohttp import web
 
-from bot import flow, render
-from bot.flow import FlowError
-from bot.handlers import new_game_id
-from bot.records import Table
-from bot.service import Games
+from bot import render
+from bot.app.games import Games
+from bot.app.ids import new_game_id
+from bot.domain import flow
+from bot.domain.flow import FlowError
+from bot.domain.records import Table
+from bot.store.presence import REFRESH_EVERY, Presence
 from bot.webapp.hub import Hub, Viewer, dumps
 from bot.webapp.initdata import InitDataError, WebAppUser, validate
-from bot.webapp.presence import REFRESH_EVERY, Presence
 from bot.webapp.ratelimit import (
     ADDRESS_RATE,
     STREAMS_PER_USER,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from bot.records import Seat, Table
+from bot.domain.records import Seat, Table
 from bot.render import log, results_message
 from engine import Action, Attack, Pass, PlayerView, State, Swap, Take, Transfer, view
 from engine.events import (

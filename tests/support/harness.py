@@ -19,10 +19,10 @@ from typing import Any
 from pydantic import SecretStr
 from redis.asyncio import Redis
 
-from bot.app import build_application, games_of, start_services, stop_services
-from bot.config import Settings
-from bot.records import Table
-from bot.service import Games
+from bot.app.games import Games
+from bot.domain.records import Table
+from bot.ops.settings import Settings
+from bot.wiring.application import build_application, games_of, start_services, stop_services
 from sandbox.emulator import BotApiEmulator, EmuMessage, RateLimits
 
 TOKEN = "5550001:durak-test-token"

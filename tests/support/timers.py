@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.storage import Storage
+from bot.store.storage import Storage
 
 
 async def claim_due(storage: Storage, now: float) -> list[int]:

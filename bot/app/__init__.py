@@ -1,0 +1,1 @@
+"""Use cases: moves, timers, computer turns, recovery."""

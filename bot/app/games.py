@@ -1,0 +1,304 @@
+"""The bot's core: runs flow operations through storage, then timers and output.
+
+Handlers and the scheduler call this; it knows nothing about updates or queries. It
+also keeps each hand's transient mode (picking a beat target, confirming Leave).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, Concatenate, NamedTuple, ParamSpec
+
+from bot import render
+from bot.app.ai_runner import AiRunner, ai_seed
+from bot.app.scheduler import Scheduler
+from bot.domain import flow
+from bot.domain.flow import Effects, FlowError, Moment, Outcome, Timing
+from bot.domain.hand_modes import HandMode, HandModes
+from bot.domain.records import ChatGame
+from bot.ops import metrics
+from bot.output.app_buttons import AppButtons
+from bot.output.outbox import Outbox, hand_targets
+from bot.render import Rendered
+from bot.store.storage import Owed, Storage, Write, hand_target
+from engine import Card
+from locales import Translator, negotiate, translator
+
+__all__ = ["Games", "Timing"]
+
+log = logging.getLogger(__name__)
+
+P = ParamSpec("P")
+Operation = Callable[Concatenate[ChatGame | None, Moment, P], Outcome]
+"""A flow operation: ``op(game, moment, *args) -> (ChatGame, Effects)``."""
+
+
+CRASH_AFTER_COMMIT = "DURAK_CRASH_AFTER_COMMIT"
+"""Fault tests only: the worker exits at once after its N-th committed move (or, with
+"end", after the move that ends a game), before any output is sent (a power cut there)."""
+CRASH_EXIT_CODE = 86
+
+
+class Committed(NamedTuple):
+    """A stored change, not shown yet (``Games.commit``, then ``Games.show``)."""
+
+    game: ChatGame
+    effects: Effects
+    owed: Owed
+
+
+def owed_by(game: ChatGame, effects: Effects) -> Owed:
+    """What a committed change must show: every message that follows the record, the
+    hands re-sent as new messages, and the new group messages (sent once each)."""
+    hands = hand_targets(game)
+    notify = sorted(effects.notify & set(hands)) if game.phase == "playing" else []
+    notes: list[dict[str, Any]] = [
+        {"kind": "announce", "key": note.key, "kwargs": note.kwargs} for note in effects.announce
+    ]
+    if effects.ended:
+        # A new message, so the group is notified of the ending.
+        notes.append({"kind": "results", "game_id": game.game_id})
+    return Owed(["group", *(hand_target(uid) for uid in hands)], notify, notes)
+
+
+class Games:
+    def __init__(
+        self,
+        storage: Storage,
+        timing: Timing,
+        ai: AiRunner,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.storage = storage
+        self.timing = timing
+        self.ai = ai
+        self.clock = clock
+        self.bot_username = "bot"
+        self.outbox: Outbox | None = None
+        self.modes = HandModes()
+        self.scheduler = Scheduler(storage, self.timer_fired, clock=clock)
+        self.on_change: list[Callable[[ChatGame, Effects], Awaitable[None]]] = []
+        """Called after every committed change (the Mini App's live events)."""
+        self.app_buttons: AppButtons | None = None
+        self.scheduler.sweep = self.sweep_output
+        self._commits = 0
+        self._crash_after = os.environ.get(CRASH_AFTER_COMMIT, "")
+
+    @property
+    def box(self) -> Outbox:
+        assert self.outbox is not None, "outbox not attached"
+        return self.outbox
+
+    # --- changing a game --------------------------------------------------------------------
+
+    async def run(
+        self, chat_id: int, operation: Operation[P], *args: P.args, **kwargs: P.kwargs
+    ) -> ChatGame:
+        """Apply a flow operation atomically, then show the result and set the next timer.
+
+        A refused operation raises ``FlowError`` and changes nothing. Between the commit
+        and the show the outbox does not count as idle: output is on its way."""
+        with self.box.coming():
+            committed = await self.commit(chat_id, operation, *args, **kwargs)
+            await self.show(committed)
+        return committed.game
+
+    async def commit(
+        self, chat_id: int, operation: Operation[P], *args: P.args, **kwargs: P.kwargs
+    ) -> Committed:
+        """``run``'s first half: the change stored (with what it owes the screen). A tap
+        is answered right after it; ``show`` must follow."""
+        moment = Moment(self.clock(), self.timing)
+        owed: list[Owed] = []
+
+        def step(current: ChatGame | None) -> Write[Outcome]:
+            game, effects = operation(current, moment, *args, **kwargs)
+            owed[:] = [owed_by(game, effects)]  # the last attempt is the one stored
+            return Write(game, (game, effects), stats=effects.stats, output=owed[0])
+
+        game, effects = await self.storage.update_table(chat_id, step)
+        if self._crash_after:
+            self._crash_point(effects.ended)
+        metrics.move_applied(getattr(operation, "__name__", "operation"))
+        return Committed(game, effects, owed[0])
+
+    def _crash_point(self, ended: bool) -> None:
+        self._commits += 1
+        at = self._crash_after
+        if (at == "end" and ended) or at == str(self._commits):
+            log.error("%s=%s: exiting right after the commit", CRASH_AFTER_COMMIT, at)
+            logging.shutdown()
+            os._exit(CRASH_EXIT_CODE)
+
+    async def show(self, committed: Committed) -> None:
+        """``run``'s second half: listeners, output and the next timer. This worker shows
+        what it just stored (the record in Redis says the same, so another worker
+        finishes it if this one dies)."""
+        game, effects, owed = committed
+        for listener in self.on_change:
+            await listener(game, effects)
+        # A listener may drop a notification (the player follows in the Mini App): the
+        # stored one goes too, and so does the refresh of a hand that stays as it is.
+        # A crash before this only costs that player one extra ping or edit.
+        unchanged = await self._unchanged_hands(game, effects.in_app)
+        fields: dict[str, int | None] = {
+            f"new:{user}": owed.rev for user in (set(owed.notify) - effects.notify) | unchanged
+        }
+        fields.update({f"owe:hand:{user}": owed.rev for user in unchanged})
+        if fields:
+            await self.storage.settle_output(game.chat_id, fields)
+        due = flow.next_due(game)
+        if due is not None and game.phase == "playing":
+            await self.scheduler.schedule(game.chat_id, due)
+        self.box.refresh(game, effects.notify, effects.calm, skip=unchanged, owed=True)
+        for note_id in owed.note_ids:
+            self.box.send_note(game.chat_id, note_id, self.render_note)
+
+    async def _unchanged_hands(self, game: ChatGame, in_app: set[int]) -> set[int]:
+        """Players in the Mini App whose hand message, as this process knows, already
+        shows just the app's buttons: it would be rendered the same, so no job at all
+        (a move used to cost each of them a record read, a presence read and two marks)."""
+        if not in_app or game.phase != "playing":
+            return set()
+        unchanged = set()
+        for seat, info in enumerate(game.seats):
+            if info.user_id in in_app and info.hand_message_id is not None:
+                content = await self.render_hand(game, seat, in_app=True)
+                if await self.box.shows_hand(
+                    game.chat_id, info.user_id, info.hand_message_id, content
+                ):
+                    unchanged.add(info.user_id)
+        return unchanged
+
+    async def follows_in_app(self, chat_id: int, user_id: int) -> bool:
+        """The user has the Mini App open on this chat's game (it shows every turn live)."""
+        buttons = self.app_buttons
+        return buttons is not None and await buttons.presence.in_app(chat_id, user_id)
+
+    async def sweep_output(self, now: float) -> None:
+        """Keep the output this worker is sending leased, and take over what a dead one
+        left (see ``Storage.claim_owed_output``)."""
+        await self.storage.renew_output_leases(now, self.box.owing_chats())
+        for chat_id, owed in await self.storage.claim_owed_output(now):
+            log.info("chat %s: sending the output another worker left (rev %d)", chat_id, owed.rev)
+            self.box.deliver(chat_id, owed, self.render_note)
+
+    async def render_note(self, chat_id: int, note: dict[str, Any]) -> Rendered | None:
+        tr = await self.group_translator(chat_id)
+        if note.get("kind") == "announce":
+            return Rendered(tr.t(str(note["key"]), **note.get("kwargs", {})))
+        if note.get("kind") == "results":
+            game = await self.storage.load_table(chat_id)
+            # A game the group has moved on from (a rematch started) is not announced late.
+            if game is not None and game.game_id == note.get("game_id"):
+                return render.results_message(game, tr)
+        return None
+
+    # --- hand modes -------------------------------------------------------------------------
+
+    def set_mode(
+        self, chat_id: int, user_id: int, game_id: str, step: int, mode: HandMode | None
+    ) -> None:
+        """Show ``user_id``'s hand in ``mode`` (None: the normal keyboard)."""
+        if mode is None:
+            self.modes.clear(chat_id, user_id)
+        else:
+            self.modes.set(chat_id, user_id, game_id, step, mode)
+        self.box.refresh_hand(chat_id, user_id)
+
+    def clear_mode(self, chat_id: int, user_id: int) -> None:
+        self.modes.clear(chat_id, user_id)
+
+    # --- timers and computer seats ----------------------------------------------------------
+
+    async def timer_fired(self, chat_id: int) -> None:
+        # Looked at, not changed (``run`` reads its own copy): the shared parse will do.
+        game = await self.storage.peek_table(chat_id)
+        if game is None or game.phase != "playing":
+            return
+        now = self.clock()
+        turn = flow.ai_turn(game, now)
+        # Someone may have moved first; the new state then has its own timer.
+        with contextlib.suppress(FlowError):
+            if turn is not None:
+                seat, view = turn
+                level = game.seats[seat].ai or "normal"
+                action = await self.ai.choose(level, ai_seed(game.game_id, view.step, seat), view)
+                await self.run(chat_id, flow.ai_move, game.game_id, seat, view.step, action)
+            elif game.turn_deadline is not None and game.turn_deadline <= now:
+                await self.run(chat_id, flow.on_timeout)
+            elif game.reminder_due is not None and game.reminder_due <= now:
+                await self.run(chat_id, flow.remind)
+        await self.ensure_timer(chat_id)
+
+    async def ensure_timer(self, chat_id: int) -> None:
+        game = await self.storage.peek_table(chat_id)
+        if game is not None and game.phase == "playing":
+            due = flow.next_due(game)
+            if due is not None:
+                await self.scheduler.schedule(chat_id, due)
+
+    async def resume(self) -> None:
+        """After a start: every running game gets its timer and a fresh look."""
+        for chat_id in await self.storage.running_chats():
+            game = await self.storage.load_table(chat_id)
+            if game is None or game.phase != "playing":
+                continue
+            due = flow.next_due(game)
+            if due is not None:
+                await self.scheduler.schedule(chat_id, due)
+            self.box.refresh(game)
+
+    # --- rendering with data ------------------------------------------------------------------
+
+    async def group_translator(self, chat_id: int) -> Translator:
+        return translator(negotiate(await self.storage.chat_language(chat_id)))
+
+    async def unreachable(self, game: ChatGame) -> set[int]:
+        """The seated people the bot cannot write to in private (their user ids)."""
+        users = set()
+        for seat in game.seats:
+            if seat.human and seat.user_id is not None:
+                record = await self.storage.user(seat.user_id)
+                if not record.dm_open:
+                    users.add(seat.user_id)
+        return users
+
+    async def render_group(self, game: ChatGame) -> Rendered:
+        tr = await self.group_translator(game.chat_id)
+        if game.phase == "lobby":
+            return render.lobby_message(game, tr, self.bot_username, await self.unreachable(game))
+        if game.phase == "cancelled":
+            return render.cancelled(tr)
+        rendered = render.table_message(game, tr, self.bot_username, now=self.clock())
+        if self.app_buttons is not None:
+            rendered = self.app_buttons.group(game, rendered, tr, self.bot_username)
+        return rendered
+
+    async def render_hand(self, game: ChatGame, seat: int, in_app: bool | None = None) -> Rendered:
+        info = game.seats[seat]
+        # A language chosen with /language in private wins over the Telegram one.
+        chosen = await self.storage.user_language(info.user_id) if info.user_id else None
+        tr = translator(negotiate(chosen or info.lang))
+        if info.left:
+            return render.hand_closed(game, tr, seat)
+        mode = self.modes.current(game, info.user_id) if info.user_id is not None else None
+        pick = Card(mode[1]) if mode is not None and mode[0] == "pick" else None
+
+        def full() -> Rendered:
+            return render.hand_message(
+                game,
+                seat,
+                tr,
+                pick=pick,
+                confirm_leave=mode is not None and mode[0] == "leave",
+                now=self.clock(),
+            )
+
+        if self.app_buttons is not None:
+            return await self.app_buttons.hand(game, seat, tr, full, in_app)
+        return full()

@@ -1,0 +1,234 @@
+"""The one callback-data codec. Every button's data is made and read here.
+
+Group buttons: ``g:<game>:<op>``; language picker: ``l:<lang>``; /rules buttons:
+``r:<chat>`` (all of them) or ``r:<chat>:<section letter>``; hand buttons in a
+private chat: ``h:<chat>:<game>:<step>:<op><cards>`` (the step the keyboard was made at;
+see ``without_steps``). A card is one character (its
+index into a 52-letter alphabet), so the data always fits Telegram's 64 bytes.
+Decoding is strict: anything not produced by ``encode_*`` raises ``CallbackError``.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from bot.domain.lobby_options import LOBBY_OPTIONS
+from engine import Action, Attack, Beat, Card, Pass, Swap, Take, Transfer
+from locales.rules_text import SECTIONS, Section
+
+MAX_BYTES: Final = 64
+ALPHABET: Final = string.ascii_lowercase + string.ascii_uppercase
+GAME_ID_RE: Final = re.compile(r"[a-z0-9]{6}")
+
+GroupOp = str
+"""A group button's operation: a seat or lobby operation, or a lobby option's ``op``."""
+_SEAT_AND_GAME_CODES: Final[dict[str, GroupOp]] = {
+    "j": "join", "l": "leave", "e": "ai_easy", "n": "ai_normal", "h": "ai_hard",
+    "s": "start", "x": "cancel", "N": "new", "R": "remove_ai", "u": "drop_unreachable",
+    "L": "lobby", "H": "how_to",
+}  # fmt: skip
+_GROUP_CODES: Final[dict[str, GroupOp]] = {
+    **_SEAT_AND_GAME_CODES,
+    **{option.code: option.op for option in LOBBY_OPTIONS},
+}
+_GROUP_OPS: Final = {op: code for code, op in _GROUP_CODES.items()}
+GROUP_OPS: Final = frozenset(_GROUP_OPS)
+"""Every group operation a button may carry."""
+
+HandOp = Literal["move", "pick", "back", "leave", "leave_yes", "take_back", "play_here"]
+
+_GROUP_RE: Final = re.compile(r"g:([a-z0-9]{6}):([A-Za-z])")
+_LANG_RE: Final = re.compile(r"l:([a-z]{2})")
+_RULES_RE: Final = re.compile(r"r:(-?\d{1,20})(?::([a-z]))?")
+_SECTION_CODES: Final[dict[Section, str]] = {
+    "goal": "g", "bout": "b", "beating": "e", "taking": "t", "options": "o", "ending": "n",
+}  # fmt: skip
+_SECTIONS_BY_CODE: Final = {code: section for section, code in _SECTION_CODES.items()}
+assert set(_SECTION_CODES) == set(SECTIONS)
+_HAND_RE: Final = re.compile(r"h:(-?\d{1,20}):([a-z0-9]{6}):(\d{1,7}):([a-zA-Z])([a-zA-Z]{0,6})")
+
+
+_HAND_STEP_RE: Final = re.compile(r"(h:-?\d{1,20}:[a-z0-9]{6}:)\d{1,7}:")
+
+
+def without_steps(text: str) -> str:
+    """``text`` (callback data, or a keyboard's serialised form) with every hand
+    button's step blanked: what the buttons do, not when they were made."""
+    return _HAND_STEP_RE.sub(r"\1:", text)
+
+
+class CallbackError(ValueError):
+    """Data no button of ours carries (forged, truncated or from an old version)."""
+
+
+@dataclass(frozen=True)
+class GroupButton:
+    game_id: str
+    op: GroupOp
+
+
+@dataclass(frozen=True)
+class LanguageButton:
+    lang: str
+
+
+@dataclass(frozen=True)
+class HandButton:
+    chat_id: int
+    game_id: str
+    step: int
+    op: HandOp
+    action: Action | None = None
+    """For ``move``: the action; for ``pick``: ``Beat``-to-be as ``Attack((card,))``."""
+    card: Card | None = None
+    """For ``pick``: the chosen card, whose target is asked next."""
+
+
+@dataclass(frozen=True)
+class RulesButton:
+    """The full rules of the game in chat ``chat_id`` (0: the default options), or
+    one ``section`` of them."""
+
+    chat_id: int
+    section: Section | None = None
+
+
+Button = GroupButton | LanguageButton | HandButton | RulesButton
+
+
+def _c(card: int) -> str:
+    return ALPHABET[card]
+
+
+def _card(char: str) -> Card:
+    return Card(ALPHABET.index(char))
+
+
+def _checked(data: str) -> str:
+    if len(data.encode()) > MAX_BYTES:
+        raise ValueError(f"callback data over {MAX_BYTES} bytes: {data!r}")
+    return data
+
+
+def encode_group(game_id: str, op: GroupOp) -> str:
+    return _checked(f"g:{game_id}:{_GROUP_OPS[op]}")
+
+
+def encode_rules(chat_id: int, section: Section | None = None) -> str:
+    tail = "" if section is None else f":{_SECTION_CODES[section]}"
+    return _checked(f"r:{chat_id}{tail}")
+
+
+def encode_language(lang: str) -> str:
+    return _checked(f"l:{lang}")
+
+
+def _hand(chat_id: int, game_id: str, step: int, body: str) -> str:
+    return _checked(f"h:{chat_id}:{game_id}:{step}:{body}")
+
+
+def encode_move(chat_id: int, game_id: str, step: int, action: Action) -> str:
+    if isinstance(action, Attack):
+        code = "a" + "".join(_c(c) for c in action.cards)
+    elif isinstance(action, Beat):
+        code = "B" + _c(action.attack) + _c(action.card)
+    elif isinstance(action, Take):
+        code = "t"
+    elif isinstance(action, Pass):
+        code = "p"
+    elif isinstance(action, Transfer):
+        code = "r" + _c(action.card)
+    else:
+        code = "s" + _c(action.card)
+    return _hand(chat_id, game_id, step, code)
+
+
+def encode_pick(chat_id: int, game_id: str, step: int, card: Card) -> str:
+    return _hand(chat_id, game_id, step, "b" + _c(card))
+
+
+def encode_hand_op(
+    chat_id: int,
+    game_id: str,
+    step: int,
+    op: Literal["back", "leave", "leave_yes", "take_back", "play_here"],
+) -> str:
+    codes = {"back": "k", "leave": "q", "leave_yes": "Q", "take_back": "m", "play_here": "w"}
+    return _hand(chat_id, game_id, step, codes[op])
+
+
+def decode(data: str) -> Button:
+    """Read callback data strictly; ``CallbackError`` for anything we did not make."""
+    if len(data.encode()) > MAX_BYTES:
+        raise CallbackError("too long")
+    if m := _GROUP_RE.fullmatch(data):
+        op = _GROUP_CODES.get(m[2])
+        if op is None:
+            raise CallbackError("unknown group op")
+        return GroupButton(m[1], op)
+    if m := _LANG_RE.fullmatch(data):
+        return LanguageButton(m[1])
+    if m := _RULES_RE.fullmatch(data):
+        if m[2] is None:
+            return RulesButton(int(m[1]))
+        section = _SECTIONS_BY_CODE.get(m[2])
+        if section is None:
+            raise CallbackError("unknown rules section")
+        return RulesButton(int(m[1]), section)
+    if m := _HAND_RE.fullmatch(data):
+        return _decode_hand(int(m[1]), m[2], int(m[3]), m[4], m[5])
+    raise CallbackError("unknown button")
+
+
+def _decode_hand(chat_id: int, game_id: str, step: int, code: str, args: str) -> HandButton:
+    cards = tuple(_card(ch) for ch in args)
+    if len(set(cards)) != len(cards):
+        raise CallbackError("a card twice")
+
+    def move(action: Action) -> HandButton:
+        return HandButton(chat_id, game_id, step, "move", action)
+
+    arity = {
+        "a": None,
+        "B": 2,
+        "r": 1,
+        "s": 1,
+        "b": 1,
+        "t": 0,
+        "p": 0,
+        "k": 0,
+        "q": 0,
+        "Q": 0,
+        "m": 0,
+        "w": 0,
+    }
+    if code not in arity:
+        raise CallbackError("unknown hand op")
+    want = arity[code]
+    if (want is None and not 1 <= len(cards) <= 6) or (want is not None and len(cards) != want):
+        raise CallbackError("wrong number of cards")
+    if code == "a":
+        return move(Attack(cards))
+    if code == "B":
+        return move(Beat(cards[0], cards[1]))
+    if code == "r":
+        return move(Transfer(cards[0]))
+    if code == "s":
+        return move(Swap(cards[0]))
+    if code == "t":
+        return move(Take())
+    if code == "p":
+        return move(Pass())
+    if code == "b":
+        return HandButton(chat_id, game_id, step, "pick", card=cards[0])
+    ops: dict[str, HandOp] = {
+        "k": "back",
+        "q": "leave",
+        "Q": "leave_yes",
+        "m": "take_back",
+        "w": "play_here",
+    }
+    return HandButton(chat_id, game_id, step, ops[code])

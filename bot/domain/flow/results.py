@@ -1,0 +1,116 @@
+"""A game's end: the finishing order, stats, the series score, and the next lobby."""
+
+from __future__ import annotations
+
+from bot.domain.flow.common import LOBBY_LIFETIME, Effects, FlowError, Moment, Outcome, Person
+from bot.domain.records import ChatGame, Seat, StatDelta
+from engine import GameResult, State, result
+
+
+def finish(
+    game: ChatGame, state: State, effects: Effects, *, early: bool, now: float | None = None
+) -> None:
+    outcome = result(state) or GameResult(None, tuple(state.out))
+    if game.forced_durak is not None:
+        # The first to leave is this game's durak (with their team), whatever the cards say.
+        durak = game.forced_durak
+        order = [s for s in outcome.order if s != durak]
+        rest = [s for s in range(len(game.seats)) if s not in order and s != durak]
+        team = durak % 2 if game.rules.partners else None
+        outcome = GameResult(durak, (*order, *rest, durak), team)
+    game.phase = "finished"
+    game.finished_at = now
+    effects.ended = True
+    game.final_order = list(outcome.order)
+    game.final_durak = outcome.durak
+    game.final_losing_team = outcome.losing_team
+    game.ended_early = early
+    game.turn_deadline = game.ai_due = game.reminder_due = None
+    if game.series is not None:
+        game.series = game.series.record(outcome)
+    losers = outcome.losers
+    # A drawn game has no first out (a void round wins nobody anything), and a game
+    # ended early by leavers has no real one.
+    first_out = outcome.order[0] if outcome.order and not outcome.draw and not early else None
+    if first_out in losers:
+        first_out = None
+    for i, seat in enumerate(game.seats):
+        if seat.user_id is None:
+            continue
+        effects.stats.append(
+            StatDelta(seat.user_id, seat.name, durak=int(i in losers), first=int(i == first_out))
+        )
+
+
+def series_over(game: ChatGame) -> bool:
+    return game.series is None or game.series.finished
+
+
+def next_game(game: ChatGame | None, moment: Moment, game_id: str, new_game_id: str) -> Outcome:
+    """A new lobby after a finished game: same seats and rules, series carried on."""
+    if game is None or game.game_id != game_id:
+        raise FlowError("toast.stale")
+    if game.phase != "finished":
+        raise FlowError("toast.game_running")
+    seats = [
+        Seat(
+            user_id=s.user_id,
+            name=s.name,
+            lang=s.lang,
+            ai=None if s.user_id else s.ai,
+            joined_at=moment.now,
+        )
+        for s in game.seats
+        if not s.left
+    ]
+    over = series_over(game) or len(seats) != len(game.seats)
+    lobby = game.model_copy(
+        update={
+            "game_id": new_game_id,
+            "phase": "lobby",
+            "seats": seats,
+            "state": None,
+            "series": None if over else game.series,
+            "table_message_id": None,
+            "lobby_message_id": None,
+            "turn_deadline": None,
+            "ai_due": None,
+            "final_order": [],
+            "final_durak": None,
+            "final_losing_team": None,
+            "lobby_expires_at": moment.now + LOBBY_LIFETIME,
+            "creator_seen_at": moment.now,
+            "forced_durak": None,
+            "ended_early": False,
+            "auto_steps": [],
+            "reminder_due": None,
+            "reminded_step": -1,
+            "started_at": None,
+            "finished_at": None,
+        }
+    )
+    return lobby, Effects()
+
+
+def fresh_lobby(
+    game: ChatGame | None, moment: Moment, game_id: str, opener: Person, new_game_id: str
+) -> Outcome:
+    """ "New lobby" after a game: the presser opens it with the same rules, seats empty."""
+    if game is None or game.game_id != game_id:
+        raise FlowError("toast.stale")
+    if game.phase != "finished":
+        raise FlowError("toast.game_running")
+    lobby = ChatGame(
+        game_id=new_game_id,
+        chat_id=game.chat_id,
+        chat_title=game.chat_title,
+        creator_id=opener.user_id,
+        rules=game.rules,
+        pace=game.pace,
+        seats=[
+            Seat(user_id=opener.user_id, name=opener.name, lang=opener.lang, joined_at=moment.now)
+        ],
+        lobby_expires_at=moment.now + LOBBY_LIFETIME,
+        creator_seen_at=moment.now,
+    )
+    return lobby, Effects()

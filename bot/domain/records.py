@@ -1,0 +1,198 @@
+"""Versioned, validated JSON records kept in Redis (see ``bot.store.storage``).
+
+Each record carries a ``schema`` number; a record of an unknown schema fails
+validation instead of being misread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+
+from bot.domain.names import short_name
+from engine import Rules, Series, State
+
+AiLevel = Literal["easy", "normal", "hard"]
+AI_LEVELS: tuple[AiLevel, ...] = ("easy", "normal", "hard")
+Phase = Literal["lobby", "playing", "finished", "cancelled"]
+Pace = Literal["relaxed", "normal", "fast"]
+PACES: tuple[Pace, ...] = ("relaxed", "normal", "fast")
+_OLD_SERIES_FIELDS = frozenset({"series_played", "series_durak", "dealer"})
+
+
+class Seat(BaseModel):
+    """One place at the table: a human (``user_id``) or a computer player (``ai``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    user_id: int | None = None
+    name: str
+    lang: str = "en"
+    ai: AiLevel | None = None
+    """Set for computer seats, and for a human seat handed to the computer."""
+    left: bool = False
+    """The human left mid-game; the computer plays the seat out."""
+    hand_message_id: int | None = None
+    timeouts: int = 0
+    """Consecutive turn timeouts; the third hands the seat to the computer."""
+    last_active: float = 0.0
+    joined_at: float = 0.0
+    """When they took the seat: a joiner the bot cannot reach is dropped some time after."""
+
+    @property
+    def shown_name(self) -> str:
+        """The name as messages show it (short, no direction overrides)."""
+        return short_name(self.name)
+
+    @property
+    def human(self) -> bool:
+        return self.user_id is not None and self.ai is None
+
+    @property
+    def computer(self) -> bool:
+        return self.ai is not None
+
+
+class ChatGame(BaseModel):
+    """A chat's game record: its lobby, running game and series (not the cards on the
+    table, which live in ``state``)."""
+
+    schema_version: Literal[1] = Field(1, alias="schema")
+    game_id: str
+    chat_id: int
+    chat_title: str = ""
+    phase: Phase = "lobby"
+    creator_id: int
+    rules: Rules = Rules()
+    pace: Pace = "normal"
+    """How long the bot waits on people at this table (a lobby option, not a rule of the
+    game; ``bot.domain.flow.common.table_timing`` turns it into seconds). Records stored before
+    it existed load as "normal", so it needs no schema version of its own."""
+    seats: list[Seat] = []
+    state: dict[str, Any] | None = None
+    series: Series | None = None
+    """The series so far (the engine keeps the score and who deals next); None until
+    the first game of a series is dealt, and again when seats or options change."""
+    forced_durak: int | None = None
+    """The first seat that left mid-game: that game's durak whatever happens next."""
+    lobby_expires_at: float | None = None
+    """An open lobby closes then (epoch seconds): joins do not extend it. Storage should
+    let the record expire at this time while the phase is "lobby"."""
+    creator_seen_at: float = 0.0
+    """The creator's last tap in the lobby; long ago, any member may cancel it."""
+    table_message_id: int | None = None
+    lobby_message_id: int | None = None
+    show_how_to: bool = True
+    """The lobby shows the "How to play" text (the group's first) or a button for it."""
+    turn_deadline: float | None = None
+    ai_due: float | None = None
+    reminder_due: float | None = None
+    """When the player the game cannot go on without gets one notifying reminder."""
+    reminded_step: int = -1
+    """The step whose player was reminded (their hand says so until they move)."""
+    last_seen_step: int = -1
+    final_order: list[int] = []
+    final_durak: int | None = None
+    final_losing_team: int | None = None
+    """Partners games: the team (seat % 2) that lost; every member is a durak."""
+    ended_early: bool = False
+    auto_steps: list[int] = []
+    """Recent steps whose move the bot made for a player whose time ran out (the log
+    marks them ⏱); only the last few are kept."""
+    started_at: float | None = None
+    finished_at: float | None = None
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    _parsed: tuple[dict[str, Any], State] | None = PrivateAttr(None)
+    """``state`` and the engine state parsed from it (see ``engine_state``)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_old_series_fields(cls, data: Any) -> Any:
+        """Records stored before the engine kept the series score: the series restarts."""
+        if isinstance(data, dict) and "series_played" in data:
+            data = {k: v for k, v in data.items() if k not in _OLD_SERIES_FIELDS}
+        return data
+
+    def engine_state(self) -> State:
+        """The running game. Parsed once per record read: a move's messages and views all
+        ask for it (the stored dict is never changed in place, only replaced)."""
+        if self.state is None:
+            raise ValueError("no game running")
+        parsed = self._parsed
+        if parsed is not None and parsed[0] is self.state:
+            return parsed[1]
+        state = State.from_dict(self.state)
+        self._parsed = (self.state, state)
+        return state
+
+    def set_engine_state(self, state: State) -> None:
+        """Store ``state`` as the running game (``engine_state`` then returns it as is)."""
+        self.state = state.to_dict()
+        self._parsed = (self.state, state)
+
+    @property
+    def games_played(self) -> int:
+        """Games of the current series finished so far."""
+        return self.series.games_played if self.series is not None else 0
+
+    def seat_of(self, user_id: int) -> int | None:
+        for i, seat in enumerate(self.seats):
+            if seat.user_id == user_id and not seat.left:
+                return i
+        return None
+
+    def humans(self) -> list[int]:
+        return [s.user_id for s in self.seats if s.human and s.user_id is not None]
+
+    def to_json(self) -> str:
+        # A normal pace is left out, so the record stays readable by code from before the
+        # field (extra fields are refused): a rolling deploy or a rollback only trips on
+        # tables set to another pace.
+        exclude = {"pace"} if self.pace == "normal" else None
+        return self.model_dump_json(by_alias=True, exclude=exclude)
+
+
+Table = ChatGame
+"""The record's old name, kept for callers that still import it."""
+
+
+class ChatSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    schema_version: Literal[1] = Field(1, alias="schema")
+    lang: str | None = None
+    how_to_shown: bool = False
+    """The first lobby here showed "How to play"; later lobbies offer it as a button."""
+
+
+class UserRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    schema_version: Literal[1] = Field(1, alias="schema")
+    dm_open: bool = False
+    lang: str | None = None
+    name: str = ""
+
+
+class StatLine(BaseModel):
+    """One member's counts (per group, or a user's totals)."""
+
+    user_id: int
+    name: str = ""
+    played: int = 0
+    durak: int = 0
+    first: int = 0
+
+
+@dataclass
+class StatDelta:
+    """Counts to add for one human at the end of a game."""
+
+    user_id: int
+    name: str
+    played: int = 1
+    durak: int = 0
+    first: int = 0

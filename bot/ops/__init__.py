@@ -1,0 +1,1 @@
+"""Settings, health, metrics, logging: the process around the bot."""

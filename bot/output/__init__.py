@@ -1,0 +1,1 @@
+"""What each message shows and keeping it so: the outbox."""

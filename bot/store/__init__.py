@@ -1,0 +1,1 @@
+"""Redis only: keys, records, owed output, screens, timers, stats, settings."""

@@ -1,0 +1,1 @@
+"""python-telegram-bot handlers and the guard in front of them."""

@@ -1,0 +1,229 @@
+"""Checks before the handlers run (handler group -2) and answers when they fail.
+
+* Command floods: a member sending commands faster than ``FLOOD_MAX`` per ``FLOOD_WINDOW``
+  in a group is ignored quietly; every reply a command sends is tagged with the command,
+  so the outbox keeps at most one pending reply of each kind per chat.
+* Storage outages: a tap is answered with a short "try again" toast when Redis does not
+  answer within ``storage_wait`` seconds, instead of never.
+* Lost games: a genuine tap (the message carries that button) on a game Redis no longer
+  has retires the buttons and tells the group, once.
+* Stray messages: a tap on a message of the current game that is not the one we keep up
+  to date (a send whose answer timed out) adopts it if we have none, else deletes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from redis.exceptions import RedisError
+from telegram import CallbackQuery, Message, Update
+from telegram.constants import ChatType, MessageEntityType
+from telegram.error import TelegramError
+from telegram.ext import Application, ApplicationHandlerStop, ContextTypes, TypeHandler
+
+from bot.app.games import Games
+from bot.app.lost import announce_lost, retire_keyboard
+from bot.domain import callbacks
+from bot.domain.bounded import BoundedDict
+from bot.domain.callbacks import CallbackError, GroupButton, HandButton
+from bot.domain.records import Table
+from bot.output.outbox import REPLY_SCOPE, ReplyScope
+from bot.store.storage import Write
+from locales import negotiate, translator
+
+log = logging.getLogger(__name__)
+FLOOD_WINDOW = 30.0
+FLOOD_MAX = 8
+"""Commands one member may send in one group per window; more are ignored quietly."""
+MAX_TRACKED = 50_000
+
+
+@dataclass
+class GuardStats:
+    quieted: int = 0
+    try_again: int = 0
+    lost: int = 0
+    adopted: int = 0
+    retired: int = 0
+
+
+def command_name(message: Message) -> str | None:
+    text = message.text or ""
+    entity = message.entities[0] if message.entities else None
+    if entity is None or entity.type != MessageEntityType.BOT_COMMAND or entity.offset != 0:
+        return None
+    return text[1 : entity.length].split("@")[0].lower()
+
+
+def carries(query: CallbackQuery) -> bool:
+    """The tapped message (as Telegram reports it) has a button with exactly this data:
+    the data is ours, not forged, so the group it names is real."""
+    message = query.message
+    markup = getattr(message, "reply_markup", None)
+    if markup is None:
+        return False
+    return any(b.callback_data == query.data for row in markup.inline_keyboard for b in row)
+
+
+class Guard:
+    def __init__(
+        self,
+        games: Games,
+        *,
+        storage_wait: float = 3.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.games = games
+        self.storage_wait = storage_wait
+        self.clock = clock
+        self.recent: BoundedDict[tuple[int, int], deque[float]] = BoundedDict(MAX_TRACKED)
+        self.stats = GuardStats()
+
+    def install(self, app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+        app.add_handler(TypeHandler(Update, self.before), group=-2)
+        app.add_error_handler(self.failed)
+
+    async def before(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        REPLY_SCOPE.set(None)
+        if update.callback_query is not None:
+            await self.tap(update.callback_query)
+        elif update.message is not None:
+            self.command(update.message)
+
+    # --- commands -------------------------------------------------------------------
+
+    def command(self, message: Message) -> None:
+        name = command_name(message)
+        if name is None or message.from_user is None:
+            return
+        if message.chat.type != ChatType.PRIVATE and self.flooding(
+            message.chat.id, message.from_user.id
+        ):
+            self.stats.quieted += 1
+            raise ApplicationHandlerStop
+        REPLY_SCOPE.set(ReplyScope(name))
+
+    def flooding(self, chat_id: int, user_id: int) -> bool:
+        now = self.clock()
+        times = self.recent.get((chat_id, user_id)) or deque()
+        while times and times[0] <= now - FLOOD_WINDOW:
+            times.popleft()
+        flooding = len(times) >= FLOOD_MAX
+        if not flooding:
+            times.append(now)
+        self.recent[(chat_id, user_id)] = times
+        return flooding
+
+    # --- taps -----------------------------------------------------------------------
+
+    async def tap(self, query: CallbackQuery) -> None:
+        try:
+            button = callbacks.decode(query.data or "")
+        except CallbackError:
+            return  # the handler answers "unknown button"
+        if isinstance(button, GroupButton):
+            if query.message is None:
+                return
+            chat_id = query.message.chat.id
+        elif isinstance(button, HandButton):
+            chat_id = button.chat_id
+        else:
+            return
+        try:
+            async with asyncio.timeout(self.storage_wait):
+                # Only looked at (adopting writes its own copy): the parse the last move's
+                # messages already made is shared, not repeated for every tap.
+                table = await self.games.storage.peek_table(chat_id)
+        except (RedisError, TimeoutError) as err:
+            log.warning("storage unavailable for a tap: %s", err)
+            await self.try_again(query)
+            raise ApplicationHandlerStop from err
+        if table is None:
+            if isinstance(button, GroupButton) and button.op == "new":
+                return  # an old result's button: the game simply ended long ago
+            live = self.games.box.live_tables.get(chat_id)
+            if carries(query) or (live is not None and live[0] == button.game_id):
+                await self.lost(query, chat_id, button.game_id)
+                raise ApplicationHandlerStop
+            return  # forged or unknown: the handler says "out of date"
+        if table.game_id == button.game_id and query.message is not None:
+            await self.stray(
+                query.message.message_id, table, query, hand=isinstance(button, HandButton)
+            )
+
+    async def try_again(self, query: CallbackQuery) -> None:
+        self.stats.try_again += 1
+        tr = translator(negotiate(query.from_user.language_code))
+        with contextlib.suppress(TelegramError):
+            await query.answer(tr.t("toast.try_again"))
+
+    async def lost(self, query: CallbackQuery, chat_id: int, game_id: str) -> None:
+        self.stats.lost += 1
+        tr = translator(negotiate(query.from_user.language_code))
+        with contextlib.suppress(TelegramError):
+            await query.answer(tr.t("toast.game_lost"))
+        if query.message is not None:
+            await retire_keyboard(self.games, query.message.chat.id, query.message.message_id)
+        with contextlib.suppress(RedisError):
+            await announce_lost(self.games, chat_id, game_id)
+
+    async def stray(
+        self, message_id: int, table: Table, query: CallbackQuery, *, hand: bool
+    ) -> None:
+        """The tapped message is ours; is it the one we keep up to date?"""
+        if hand:
+            seat = table.seat_of(query.from_user.id)
+            if seat is None:
+                return
+            current = table.seats[seat].hand_message_id
+        else:
+            lobby = table.phase in ("lobby", "cancelled")
+            current = table.lobby_message_id if lobby else table.table_message_id
+        if current is None:
+            await self.adopt(table, message_id, user_id=query.from_user.id if hand else None)
+        elif message_id < current:
+            self.stats.retired += 1
+            chat = query.message.chat.id if query.message is not None else table.chat_id
+            await self.games.box.retire(chat, message_id)
+
+    async def adopt(self, table: Table, message_id: int, *, user_id: int | None) -> None:
+        """A message whose send timed out turned out to be showing: keep it up to date."""
+        game_id = table.game_id
+
+        def change(t: Table | None) -> Write[bool]:
+            if t is None or t.game_id != game_id:
+                return Write(None, False)
+            if user_id is None:
+                lobby = t.phase in ("lobby", "cancelled")
+                if (t.lobby_message_id if lobby else t.table_message_id) is not None:
+                    return Write(None, False)
+                if lobby:
+                    t.lobby_message_id = message_id
+                else:
+                    t.table_message_id = message_id
+            else:
+                seat = t.seat_of(user_id)
+                if seat is None or t.seats[seat].hand_message_id is not None:
+                    return Write(None, False)
+                t.seats[seat].hand_message_id = message_id
+            return Write(t, True)
+
+        if await self.games.storage.update_table(table.chat_id, change):
+            self.stats.adopted += 1
+            self.games.box.refresh(table)
+
+    # --- failures -------------------------------------------------------------------
+
+    async def failed(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """A handler failed on Redis: the tap still gets its answer."""
+        if not isinstance(context.error, RedisError | TimeoutError):
+            return
+        if isinstance(update, Update) and update.callback_query is not None:
+            await self.try_again(update.callback_query)

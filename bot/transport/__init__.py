@@ -1,0 +1,1 @@
+"""Telegram's Bot API calls and pacing; knows nothing of games."""

@@ -1,0 +1,1 @@
+"""Builds everything with constructor arguments; only entry points import it."""

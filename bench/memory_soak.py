@@ -26,7 +26,7 @@ from pydantic import SecretStr
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bot.domain.records import ChatSettings, Table, UserRecord
+from bot.domain.records import ChatGame, ChatSettings, UserRecord
 from bot.ops.settings import Settings
 from bot.store.storage import OwedOutput, Screen, Storage
 from bot.telegram.handlers import HANDLERS_KEY, Handlers
@@ -81,18 +81,22 @@ class StubBot:
 class StubStorage(Storage):
     """Every group has a lobby on screen; nothing is written (Redis is not measured)."""
 
-    async def load_table(self, chat_id: int) -> Table | None:
-        return Table(
+    async def load_table(self, chat_id: int) -> ChatGame | None:
+        return ChatGame(
             game_id="abcdef", chat_id=chat_id, creator_id=1, lobby_message_id=1, chat_title="g"
         )
 
     async def update_table(self, chat_id: int, change: Any) -> Any:
         return None
 
-    async def peek_screen(self, chat_id: int, role: str) -> tuple[OwedOutput, Table | None, Screen]:
+    async def peek_screen(
+        self, chat_id: int, role: str
+    ) -> tuple[OwedOutput, ChatGame | None, Screen]:
         return OwedOutput(0, {}, {}, {}), await self.load_table(chat_id), Screen(chat_id, role)
 
-    async def open_screen(self, chat_id: int, role: str) -> tuple[OwedOutput, Table | None, Screen]:
+    async def open_screen(
+        self, chat_id: int, role: str
+    ) -> tuple[OwedOutput, ChatGame | None, Screen]:
         owed, table, screen = await self.peek_screen(chat_id, role)
         screen.claimed = True
         return owed, table, screen

@@ -19,7 +19,7 @@ from support.harness import FakeClock, harness, open_lobby, play_out, press
 from support.timers import claim_due
 
 from bot.domain.flow import Moment, Person, Timing, join, new_lobby
-from bot.domain.records import Table
+from bot.domain.records import ChatGame
 from bot.store.storage import (
     SHARDS,
     TIMER_LEASE,
@@ -78,7 +78,7 @@ def test_index_and_timers_are_spread_over_every_master(cluster: Cluster) -> None
     assert len(owners) == 3  # no single node (let alone key) takes every game
 
 
-def lobby_write(table: Table | None) -> Write[str]:
+def lobby_write(table: ChatGame | None) -> Write[str]:
     moment = Moment(time.time(), Timing(turn_timeout=60, ai_delay=0, notify_quiet=20))
     if table is None:
         table, _ = new_lobby(None, moment, GROUP, "Cluster", Person(ANN, "Ann"), "g1")
@@ -153,7 +153,7 @@ async def test_user_totals_are_counted_exactly_once_after_a_crash(client: Redis)
     crashing, other = CrashAfterCommit(client, finished_ttl=3600, idle_ttl=3600), store(client)
     await crashing.update_table(GROUP, lobby_write)
 
-    def finish(table: Table | None) -> Write[None]:
+    def finish(table: ChatGame | None) -> Write[None]:
         assert table is not None
         done = table.model_copy(update={"phase": "finished"})
         deltas = [StatDelta(ANN, "Ann", durak=1), StatDelta(BOB, "Bob", first=1)]

@@ -22,7 +22,7 @@ from support.cluster import Cluster, redis_cluster
 from support.front import Front, Worker, start_worker, stop_workers, wait_ready
 from support.harness import free_port, hand_buttons
 
-from bot.domain.records import Table
+from bot.domain.records import ChatGame
 from bot.store.storage import Storage
 from bot.transport.fleet_pacing import CHAT, GLOBAL, FleetLimiter
 from bot.transport.pacing import ChatBusy
@@ -327,7 +327,7 @@ def next_move(
     return user, mid, -step, data
 
 
-def final_state_shown(emu: BotApiEmulator, table: Table, players: tuple[int, int]) -> bool:
+def final_state_shown(emu: BotApiEmulator, table: ChatGame, players: tuple[int, int]) -> bool:
     """The group's table message shows the final table and the results were sent; each
     player's hand message shows their result; no older message still offers a move."""
     shown = emu.message(table.chat_id, table.table_message_id or 0)

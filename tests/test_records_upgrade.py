@@ -12,7 +12,7 @@ import pytest
 from redis.asyncio import Redis
 
 from bot.domain.flow import Moment, Person, Timing, join
-from bot.domain.records import ChatSettings, Table, UserRecord
+from bot.domain.records import ChatGame, ChatSettings, UserRecord
 from bot.domain.schema import CURRENT, UnreadableRecord, upgrade
 from bot.ops import metrics
 from bot.store.storage import RUNNING_KEY, Storage, Write, settings_key, table_key, user_key
@@ -68,7 +68,7 @@ async def test_an_old_record_is_upgraded_and_keeps_working(path: Path, real_redi
         assert user.dm_open  # the fixture's value, not the default
 
 
-def _write(table: Table) -> Write[None]:
+def _write(table: ChatGame) -> Write[None]:
     return Write(table, None)
 
 
@@ -103,7 +103,7 @@ async def test_an_unreadable_table_is_quarantined_not_overwritten(
     # old record is moved aside first, byte for byte.
     fresh = json.loads((FIXTURES / "v1" / "table_lobby.json").read_text()) | {"game_id": "new1"}
     result = await store.update_table(
-        CHAT, lambda t: Write(Table.model_validate(fresh) if t is None else t, t)
+        CHAT, lambda t: Write(ChatGame.model_validate(fresh) if t is None else t, t)
     )
     assert result is None  # the change saw no table
     kept = [k async for k in real_redis.scan_iter(match=f"durak:{{{CHAT}}}:quarantine:*")]

@@ -7,7 +7,7 @@ import asyncio
 from redis.asyncio import Redis
 from support.timers import claim_due, next_due
 
-from bot.domain.records import Table
+from bot.domain.records import ChatGame
 from bot.store.storage import (
     TIMERS_KEY,
     StatDelta,
@@ -26,8 +26,8 @@ def storage(redis: Redis) -> Storage:
     return Storage(redis, finished_ttl=100, idle_ttl=1000)
 
 
-def lobby(game_id: str = "abc123") -> Table:
-    return Table(game_id=game_id, chat_id=CHAT, creator_id=1)
+def lobby(game_id: str = "abc123") -> ChatGame:
+    return ChatGame(game_id=game_id, chat_id=CHAT, creator_id=1)
 
 
 def test_keys_are_per_chat_and_cluster_ready() -> None:
@@ -42,7 +42,7 @@ async def test_concurrent_updates_are_never_lost(any_redis: Redis) -> None:
     store = storage(any_redis)
     await store.update_table(CHAT, lambda t: Write(lobby(), None))
 
-    def bump(table: Table | None) -> Write[int]:
+    def bump(table: ChatGame | None) -> Write[int]:
         assert table is not None
         table.last_seen_step += 1
         return Write(table, table.last_seen_step)
@@ -59,7 +59,7 @@ async def test_ttls_follow_the_phase(any_redis: Redis) -> None:
     await store.update_table(CHAT, lambda t: Write(lobby(), None))
     assert 900 < await any_redis.ttl(table_key(CHAT)) <= 1000
 
-    def finish(table: Table | None) -> Write[None]:
+    def finish(table: ChatGame | None) -> Write[None]:
         assert table is not None
         table.phase = "finished"
         return Write(table, None, stats=[StatDelta(5, "Ann", durak=1)])

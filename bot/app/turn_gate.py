@@ -14,7 +14,7 @@ import math
 
 from bot.app.games import Games
 from bot.domain import flow
-from bot.domain.records import Table
+from bot.domain.records import ChatGame
 from bot.store.storage import OwedOutput, hand_target
 from engine import must_act
 
@@ -49,7 +49,7 @@ class TurnGate:
                 return
         await self.games.timer_fired(chat_id)
 
-    async def postpone_until(self, table: Table, now: float) -> float | None:
+    async def postpone_until(self, table: ChatGame, now: float) -> float | None:
         deadline = table.turn_deadline
         if deadline is None or deadline > now or flow.ai_turn(table, now) is not None:
             return None

@@ -155,10 +155,6 @@ class ChatGame(BaseModel):
         return self.model_dump_json(by_alias=True, exclude=exclude)
 
 
-Table = ChatGame
-"""The record's old name, kept for callers that still import it."""
-
-
 class ChatSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 

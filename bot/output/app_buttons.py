@@ -7,7 +7,7 @@ from collections.abc import Callable
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, WebAppInfo
 
 from bot.domain import callbacks
-from bot.domain.records import Table
+from bot.domain.records import ChatGame
 from bot.render import Rendered
 from bot.render.labels import pack
 from bot.store.presence import Presence
@@ -39,7 +39,7 @@ class AppButtons:
 
     async def hand(
         self,
-        table: Table,
+        table: ChatGame,
         seat: int,
         tr: Translator,
         full: Callable[[], Rendered],
@@ -73,7 +73,7 @@ class AppButtons:
         return await self.presence.back_in_chat(user_id, chat_id)
 
     def group(
-        self, table: Table, rendered: Rendered, tr: Translator, bot_username: str
+        self, table: ChatGame, rendered: Rendered, tr: Translator, bot_username: str
     ) -> Rendered:
         # web_app buttons are refused in groups: a t.me link to the registered app instead.
         if self.short_name is None or table.phase != "playing":

@@ -45,7 +45,7 @@ from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter, Tele
 
 from bot.domain.bounded import BoundedDict
 from bot.domain.hand_modes import HandMode as HandMode  # defined by the service's side now
-from bot.domain.records import Table
+from bot.domain.records import ChatGame
 from bot.render import Rendered
 from bot.store.storage import (
     HAND_TARGET,
@@ -63,10 +63,10 @@ from bot.transport.pacing import ChatBusy, ChatPacer, GlobalLimiter, SendLimiter
 
 log = logging.getLogger(__name__)
 
-GroupRenderer = Callable[[Table], Awaitable[Rendered]]
-Refresh = Callable[["Lane", "Job", OwedOutput, Table | None, Screen], Awaitable[None]]
+GroupRenderer = Callable[[ChatGame], Awaitable[Rendered]]
+Refresh = Callable[["Lane", "Job", OwedOutput, ChatGame | None, Screen], Awaitable[None]]
 """A message's refresh, given what it read (``Outbox._refresh_message``)."""
-HandRenderer = Callable[[Table, int], Awaitable[Rendered]]
+HandRenderer = Callable[[ChatGame, int], Awaitable[Rendered]]
 """Renders a seat's hand, in whatever mode the service keeps for it."""
 MigrationHook = Callable[[int, int], Awaitable[None]]
 NoteRenderer = Callable[[int, dict[str, Any]], Awaitable[Rendered | None]]
@@ -130,7 +130,7 @@ REPLY_SCOPE: contextvars.ContextVar[ReplyScope | None] = contextvars.ContextVar(
 )
 
 
-def hand_targets(table: Table) -> list[int]:
+def hand_targets(table: ChatGame) -> list[int]:
     """The users whose hand message shows ``table`` (and so follows its changes)."""
     if table.phase not in ("playing", "finished"):
         return []
@@ -149,7 +149,7 @@ def _message_params(chat_id: int, content: Rendered) -> dict[str, Any]:
     return params
 
 
-def shown_in_group(table: Table) -> set[int | None]:
+def shown_in_group(table: ChatGame) -> set[int | None]:
     return {table.lobby_message_id, table.table_message_id}
 
 
@@ -196,10 +196,10 @@ class Job:
     """When the oldest request merged into this job was made (hand jobs)."""
     looked_at: float | None = None
     """When this run of the job first read the record (``Outbox._refresh_message``)."""
-    rendered: tuple[Table, Rendered] | None = None
+    rendered: tuple[ChatGame, Rendered] | None = None
     """What this run rendered while it looked, and from which record."""
 
-    async def render(self, table: Table, render: Callable[[], Awaitable[Rendered]]) -> Rendered:
+    async def render(self, table: ChatGame, render: Callable[[], Awaitable[Rendered]]) -> Rendered:
         """``render()``, or what it gave for this same record when the job looked: read
         again under the claim, an unchanged record is the very same parsed copy (the
         storage shares one per record), so its rendering need not be repeated."""
@@ -317,7 +317,7 @@ class Outbox:
 
     def refresh(
         self,
-        table: Table,
+        table: ChatGame,
         notify: Iterable[int] = (),
         calm: Iterable[int] = (),
         skip: Iterable[int] = (),
@@ -847,7 +847,7 @@ class Outbox:
         job: Job,
         chat_id: int,
         role: str,
-        known: Callable[[Table], set[int | None]],
+        known: Callable[[ChatGame], set[int | None]],
         refresh: Refresh,
     ) -> None:
         """Run a message's ``refresh``: first only looking, without the message's claim.
@@ -880,7 +880,7 @@ class Outbox:
             await self._refresh_message(lane, job, chat_id, "group", shown_in_group, refresh)
 
         async def refresh(
-            lane: Lane, job: Job, owed: OwedOutput, table: Table | None, screen: Screen
+            lane: Lane, job: Job, owed: OwedOutput, table: ChatGame | None, screen: Screen
         ) -> None:
             job.covers = owed.rev
             if table is None or shown_elsewhere(job, owed):
@@ -950,7 +950,7 @@ class Outbox:
         retire: tuple[int, int] | None = None,
         reowe: Reowe | None = None,
     ) -> None:
-        def change(t: Table | None) -> Write[None]:
+        def change(t: ChatGame | None) -> Write[None]:
             if t is None or t.game_id != game_id:
                 return Write(None, None)
             if lobby:
@@ -965,11 +965,11 @@ class Outbox:
         async def run(lane: Lane, job: Job) -> None:
             await self._refresh_message(lane, job, chat_id, hand_target(user_id), hands, refresh)
 
-        def hands(table: Table) -> set[int | None]:
+        def hands(table: ChatGame) -> set[int | None]:
             return {s.hand_message_id for s in table.seats if s.user_id == user_id}
 
         async def refresh(
-            lane: Lane, job: Job, owed: OwedOutput, table: Table | None, screen: Screen
+            lane: Lane, job: Job, owed: OwedOutput, table: ChatGame | None, screen: Screen
         ) -> None:
             job.covers = owed.rev
             if table is None or table.state is None:
@@ -1043,7 +1043,7 @@ class Outbox:
 
         return run
 
-    def _late(self, job: Job, table: Table, message_id: int | None) -> bool:
+    def _late(self, job: Job, table: ChatGame, message_id: int | None) -> bool:
         """Whether a turn's notification may go out as an edit: the hand message exists,
         the job runs more than ``NOTIFY_LATE`` after it was asked for, and it is not the
         reminder before a timeout (that one always comes as a new message). The job runs
@@ -1070,7 +1070,7 @@ class Outbox:
         """The new hand's id, and its notification marked done, in one transaction: the
         only window for a second notifying send is between Telegram's answer and this."""
 
-        def change(t: Table | None) -> Write[None]:
+        def change(t: ChatGame | None) -> Write[None]:
             if t is None or t.game_id != game_id or seat >= len(t.seats):
                 return Write(None, None)
             t.seats[seat].hand_message_id = new_id

@@ -23,7 +23,7 @@ from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import WatchError
 
 from bot.domain.bounded import BoundedDict
-from bot.domain.records import ChatSettings, StatDelta, StatLine, Table, UserRecord
+from bot.domain.records import ChatGame, ChatSettings, StatDelta, StatLine, UserRecord
 from bot.domain.schema import UnreadableRecord, current_json
 from bot.ops import metrics
 from bot.store.conditional import MAX_RETRIES, ConditionalWrites, as_text
@@ -303,7 +303,7 @@ def _screen_of(chat_id: int, role: str, raw: bytes | str | None) -> Screen:
 class Write(Generic[T]):
     """What a change function decided: the table to store (None: store nothing)."""
 
-    table: Table | None
+    table: ChatGame | None
     value: T
     stats: list[StatDelta] = field(default_factory=list)
     output: Owed | None = None
@@ -351,7 +351,9 @@ class Storage:
         self._slots = SlotClients(redis) if isinstance(redis, RedisCluster) else None
         """Where WATCH transactions run on a Redis Cluster; None on a single Redis."""
         self._conditional = ConditionalWrites(redis, self._transaction)
-        self._shared: BoundedDict[int, tuple[bytes | str, Table]] = BoundedDict(SHARED_TABLES_KEPT)
+        self._shared: BoundedDict[int, tuple[bytes | str, ChatGame]] = BoundedDict(
+            SHARED_TABLES_KEPT
+        )
         """Chat id -> (stored JSON, its parsed table) for readers that only look."""
         self._languages: BoundedDict[str, tuple[str | None, float]] = BoundedDict(LANGUAGES_KEPT)
         """Settings or user key -> (language, remembered until): see ``_language``."""
@@ -402,7 +404,7 @@ class Storage:
 
     # --- tables -------------------------------------------------------------------
 
-    async def load_table(self, chat_id: int) -> Table | None:
+    async def load_table(self, chat_id: int) -> ChatGame | None:
         raw = await self.redis.get(table_key(chat_id))
         if raw is None:
             moved = await self.moved_to(chat_id)
@@ -415,7 +417,9 @@ class Storage:
         await self._quarantine(chat_id, raw, problem)
         return None
 
-    async def open_screen(self, chat_id: int, role: str) -> tuple[OwedOutput, Table | None, Screen]:
+    async def open_screen(
+        self, chat_id: int, role: str
+    ) -> tuple[OwedOutput, ChatGame | None, Screen]:
         """Take the edit claim of the chat's ``role`` message and read, at one moment in
         one round trip, the chat's owed output, its record and what that message shows.
         ``ScreenBusy`` if another worker holds the claim; ``close_screen`` ends it (a
@@ -426,14 +430,16 @@ class Storage:
         its way, so what the message shows is unknown (the next refresh edits it)."""
         return await self._read_screen(chat_id, role, claim=True)
 
-    async def peek_screen(self, chat_id: int, role: str) -> tuple[OwedOutput, Table | None, Screen]:
+    async def peek_screen(
+        self, chat_id: int, role: str
+    ) -> tuple[OwedOutput, ChatGame | None, Screen]:
         """Like ``open_screen``, without the claim: to see whether there is anything to do.
         A message some worker may be changing right now reads as unknown."""
         return await self._read_screen(chat_id, role, claim=False)
 
     async def _read_screen(
         self, chat_id: int, role: str, *, claim: bool
-    ) -> tuple[OwedOutput, Table | None, Screen]:
+    ) -> tuple[OwedOutput, ChatGame | None, Screen]:
         screens = screen_key(chat_id)
         async with self._transaction(output_key(chat_id)) as pipe:
             if claim:
@@ -479,11 +485,11 @@ class Storage:
         shown, left_open = await self.redis.hmget(screen_key(chat_id), [role, _open(role)])
         return None if left_open is not None else _screen_of(chat_id, role, shown)
 
-    async def peek_table(self, chat_id: int) -> Table | None:
+    async def peek_table(self, chat_id: int) -> ChatGame | None:
         """Like ``load_table``, for readers that only look (see ``_shared_table``)."""
         return await self._shared_table(chat_id, await self.redis.get(table_key(chat_id)))
 
-    async def _shared_table(self, chat_id: int, raw: bytes | str | None) -> Table | None:
+    async def _shared_table(self, chat_id: int, raw: bytes | str | None) -> ChatGame | None:
         """The table stored as ``raw``. Every message of one move (the group, each hand,
         each Mini App viewer) reads the same record, and parsing it is the costliest step
         of each: readers that only look share one parsed copy, which they must not
@@ -535,7 +541,7 @@ class Storage:
         raw = await self.redis.get(moved_key(chat_id))
         return None if raw is None else int(raw)
 
-    async def update_table(self, chat_id: int, change: Callable[[Table | None], Write[T]]) -> T:
+    async def update_table(self, chat_id: int, change: Callable[[ChatGame | None], Write[T]]) -> T:
         """Run ``change`` on the current table and store its result atomically.
 
         ``change`` may run more than once (after a conflict), so it must be pure.
@@ -823,7 +829,7 @@ class Storage:
             chats.update(int(m) for m in await self.redis.smembers(key))
         return sorted(chats)
 
-    async def migrate_chat(self, old: int, new: int) -> Table | None:
+    async def migrate_chat(self, old: int, new: int) -> ChatGame | None:
         """Move a group's game, statistics and settings to its new (supergroup) id;
         returns the moved table. Safe to call twice (the second does nothing).
 
@@ -851,7 +857,7 @@ class Storage:
                 return float(due)
         return None
 
-    async def _copy_chat(self, old: int, new: int) -> tuple[Table | None, float | None]:
+    async def _copy_chat(self, old: int, new: int) -> tuple[ChatGame | None, float | None]:
         """Old chat's records into the new chat, once (``migrated_key`` marks it done)."""
         table = _parse_table(await self.redis.get(table_key(old)))
         stats = await self.redis.hgetall(stats_key(old))
@@ -1093,23 +1099,23 @@ def _stat_lines(raw: dict[Any, Any]) -> list[StatLine]:
     return list(lines.values())
 
 
-def _parse_table(raw: bytes | str | None) -> Table | None:
+def _parse_table(raw: bytes | str | None) -> ChatGame | None:
     """For places that only look (a migration's copy): unreadable counts as absent there,
     the readers above have quarantined it already or will."""
     return _read_table(raw)[0]
 
 
-def _read_table(raw: bytes | str | None) -> tuple[Table | None, str | None]:
+def _read_table(raw: bytes | str | None) -> tuple[ChatGame | None, str | None]:
     """The table, or why it cannot be read (then it must be quarantined, not overwritten)."""
     if raw is None:
         return None, None
     try:
-        return Table.model_validate_json(current_json("Table", raw)), None
+        return ChatGame.model_validate_json(current_json("Table", raw)), None
     except (UnreadableRecord, ValidationError) as err:
         return None, str(err).splitlines()[0]
 
 
-M = TypeVar("M", Table, ChatSettings, UserRecord)
+M = TypeVar("M", ChatGame, ChatSettings, UserRecord)
 
 
 def _parse(model: type[M], raw: bytes | str | None) -> M | None:

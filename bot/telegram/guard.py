@@ -33,7 +33,7 @@ from bot.app.lost import announce_lost, retire_keyboard
 from bot.domain import callbacks
 from bot.domain.bounded import BoundedDict
 from bot.domain.callbacks import CallbackError, GroupButton, HandButton
-from bot.domain.records import Table
+from bot.domain.records import ChatGame
 from bot.output.outbox import REPLY_SCOPE, ReplyScope
 from bot.store.storage import Write
 from locales import negotiate, translator
@@ -175,7 +175,7 @@ class Guard:
             await announce_lost(self.games, chat_id, game_id)
 
     async def stray(
-        self, message_id: int, table: Table, query: CallbackQuery, *, hand: bool
+        self, message_id: int, table: ChatGame, query: CallbackQuery, *, hand: bool
     ) -> None:
         """The tapped message is ours; is it the one we keep up to date?"""
         if hand:
@@ -193,11 +193,11 @@ class Guard:
             chat = query.message.chat.id if query.message is not None else table.chat_id
             await self.games.box.retire(chat, message_id)
 
-    async def adopt(self, table: Table, message_id: int, *, user_id: int | None) -> None:
+    async def adopt(self, table: ChatGame, message_id: int, *, user_id: int | None) -> None:
         """A message whose send timed out turned out to be showing: keep it up to date."""
         game_id = table.game_id
 
-        def change(t: Table | None) -> Write[bool]:
+        def change(t: ChatGame | None) -> Write[bool]:
             if t is None or t.game_id != game_id:
                 return Write(None, False)
             if user_id is None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from bot.domain.records import Table
+from bot.domain.records import ChatGame
 from engine import State
 
 log = logging.getLogger(__name__)
@@ -36,7 +36,7 @@ def game_key(game_id: str) -> str:
     return f"durak:webapp:game:{{{game_id}}}"
 
 
-StateOf = Callable[[Table, State | None, "Viewer"], str]
+StateOf = Callable[[ChatGame, State | None, "Viewer"], str]
 """The JSON text a viewer should see of a table and its parsed engine state."""
 
 
@@ -61,7 +61,7 @@ class Viewer:
 
 
 class Hub:
-    def __init__(self, redis: Redis, load: Callable[[int], Awaitable[Table | None]]) -> None:
+    def __init__(self, redis: Redis, load: Callable[[int], Awaitable[ChatGame | None]]) -> None:
         self.redis = redis
         self.load = load
         self.state_of: StateOf | None = None
@@ -75,7 +75,7 @@ class Hub:
 
     # --- publishing -----------------------------------------------------------------------
 
-    async def changed(self, table: Table, index_ttl: int) -> None:
+    async def changed(self, table: ChatGame, index_ttl: int) -> None:
         """After a committed change: index the game id and tell every process."""
         try:
             async with self.redis.pipeline(transaction=False) as pipe:

@@ -26,7 +26,7 @@ from bot.app.games import Games
 from bot.app.ids import new_game_id
 from bot.domain import flow
 from bot.domain.flow import FlowError
-from bot.domain.records import Table
+from bot.domain.records import ChatGame
 from bot.store.presence import REFRESH_EVERY, Presence
 from bot.webapp.hub import Hub, Viewer, dumps
 from bot.webapp.initdata import InitDataError, WebAppUser, validate
@@ -98,7 +98,7 @@ class Seated:
 
     user: WebAppUser
     chat_id: int
-    table: Table
+    table: ChatGame
     seat: int
     lang: str
 
@@ -247,7 +247,7 @@ class MiniAppServer:
         self.langs[user_id] = (lang, now + LANG_TTL)
         return lang
 
-    def snapshot(self, who: Seated, table: Table | None = None) -> JsonDict:
+    def snapshot(self, who: Seated, table: ChatGame | None = None) -> JsonDict:
         table = table or who.table
         if table.game_id != who.table.game_id:
             return moved_on(who.table.game_id, table, who.user.user_id)
@@ -353,7 +353,7 @@ class MiniAppServer:
 
     # --- live events ----------------------------------------------------------------------
 
-    def viewer_state(self, table: Table, state: State | None, viewer: Viewer) -> str:
+    def viewer_state(self, table: ChatGame, state: State | None, viewer: Viewer) -> str:
         if table.game_id != viewer.game_id:
             return dumps(moved_on(viewer.game_id, table, viewer.user_id))
         seat = table.seat_of(viewer.user_id)

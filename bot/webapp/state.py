@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from bot.domain.records import Seat, Table
+from bot.domain.records import ChatGame, Seat
 from bot.render import log, results_message
 from engine import Action, Attack, Pass, PlayerView, State, Swap, Take, Transfer, view
 from engine.events import (
@@ -116,7 +116,7 @@ def _role_text(role: str, cards: int, tr: Translator) -> str:
 
 
 def _prompt(
-    table: Table, v: PlayerView, seat: int, names: list[str], waiting: set[int], tr: Translator
+    table: ChatGame, v: PlayerView, seat: int, names: list[str], waiting: set[int], tr: Translator
 ) -> str:
     if table.seats[seat].computer:
         return plain(tr.t("hand.ai_plays"))
@@ -130,7 +130,7 @@ def _prompt(
     return plain(tr.t("app.waiting", names=others)) if others else plain(tr.t("hand.wait"))
 
 
-def _result(table: Table, tr: Translator) -> JsonDict:
+def _result(table: ChatGame, tr: Translator) -> JsonDict:
     """The group's result message (places, durak or losing team, series), as lines."""
     rendered = results_message(table, tr)
     title, *lines = plain(rendered.text).split("\n")
@@ -151,7 +151,7 @@ def button_label(action: Action, tr: Translator) -> str | None:
     return None
 
 
-def game_state(table: Table, seat: int, tr: Translator, state: State | None = None) -> JsonDict:
+def game_state(table: ChatGame, seat: int, tr: Translator, state: State | None = None) -> JsonDict:
     """What ``seat`` sees of ``table`` (a lobby, a running or a finished game).
     ``state``: the table's engine state when the caller has parsed it already."""
     names = [seat_label(s, tr) for s in table.seats]
@@ -230,7 +230,7 @@ def game_state(table: Table, seat: int, tr: Translator, state: State | None = No
     return base
 
 
-def moved_on(game_id: str, table: Table, user_id: int) -> JsonDict:
+def moved_on(game_id: str, table: ChatGame, user_id: int) -> JsonDict:
     """A game that is no longer the chat's current one; ``next`` when the user sits in
     the one that replaced it (a rematch), so the page can follow."""
     seated = table.seat_of(user_id) is not None and table.phase != "cancelled"

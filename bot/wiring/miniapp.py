@@ -9,7 +9,7 @@ from aiohttp import web
 
 from bot.app.games import Games
 from bot.domain.flow import Effects
-from bot.domain.records import Table
+from bot.domain.records import ChatGame
 from bot.ops.settings import Settings
 from bot.output.app_buttons import AppButtons
 from bot.output.outbox import hand_targets
@@ -42,7 +42,7 @@ class MiniApp:
         self.buttons = AppButtons(settings.webapp_url, settings.webapp_short_name, self.presence)
         self.runner: web.AppRunner | None = None
 
-    async def changed(self, table: Table, effects: Effects) -> None:
+    async def changed(self, table: ChatGame, effects: Effects) -> None:
         if table.phase == "playing":
             # One read for every hand: players in the app see their turn there (no new,
             # notifying hand message), and a collapsed hand needs no refresh at all.

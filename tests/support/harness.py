@@ -20,7 +20,7 @@ from pydantic import SecretStr
 from redis.asyncio import Redis
 
 from bot.app.games import Games
-from bot.domain.records import Table
+from bot.domain.records import ChatGame
 from bot.ops.settings import Settings
 from bot.wiring.application import build_application, games_of, start_services, stop_services
 from sandbox.emulator import BotApiEmulator, EmuMessage, RateLimits
@@ -155,7 +155,7 @@ class Harness:
         await bot.stop()
         self.bots.remove(bot)
 
-    async def table(self, chat_id: int) -> Table:
+    async def table(self, chat_id: int) -> ChatGame:
         table = await self.games.storage.load_table(chat_id)
         assert table is not None
         return table

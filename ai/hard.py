@@ -31,6 +31,7 @@ worlds it has finished, which is the only case where a seeded result can change.
 from __future__ import annotations
 
 import logging
+import math
 import random
 import time
 from dataclasses import dataclass
@@ -256,9 +257,12 @@ class HardPlayer:
                 return m
         return move
 
-    def _solve_world(self, world: Position, me: int, legal: list[Action]) -> list[float] | None:
-        """Exact results of each action in one world, or None if it is too big."""
-        solver = Solver(self.budget.late_nodes, me=me)
+    def _solve_world(
+        self, world: Position, me: int, legal: list[Action], nodes: int | None = None
+    ) -> list[float] | None:
+        """Exact results of each action in one world (1 won, 0.5 a draw, 0 lost), or
+        None if it takes more than ``nodes`` (default ``late_nodes``) solver nodes."""
+        solver = Solver(self.budget.late_nodes if nodes is None else nodes, me=me)
         out = []
         try:
             for action in legal:
@@ -285,28 +289,40 @@ class HardPlayer:
 
     # --- sampled worlds --------------------------------------------------------------
 
-    def _pimc(
-        self, view: PlayerView, legal: list[Action], rng: random.Random, start: float
-    ) -> Action:
+    def world_count(self, view: PlayerView, candidates: int) -> int:
+        """How many worlds the budget affords for ``candidates`` actions from ``view``."""
         budget = self.budget
-        me = view.player
-        n = view.num_players
         total = int(budget.playouts / playout_cost(view))
-        worlds = max(budget.min_worlds, min(budget.max_worlds, total // len(legal)))
-        if worlds * len(legal) > 2 * total:
-            worlds = max(2, 2 * total // len(legal))  # many candidates: fewer worlds each
+        worlds = max(budget.min_worlds, min(budget.max_worlds, total // candidates))
+        if worlds * candidates > 2 * total:
+            worlds = max(2, 2 * total // candidates)  # many candidates: fewer worlds each
         if duel(view):
             worlds = 1  # every card is known: one world is the truth
-        late = n == 2 and view.stock_count <= budget.late_stock
-        if late:
+        if view.num_players == 2 and view.stock_count <= budget.late_stock:
             worlds = min(worlds, budget.late_worlds)
+        return worlds
+
+    def outcomes(
+        self,
+        view: PlayerView,
+        legal: list[Action],
+        worlds: int,
+        rng: random.Random,
+        deadline: float = math.inf,
+    ) -> list[list[float]]:
+        """Each action's result in each of ``worlds`` sampled worlds (one row per world:
+        1 won, 0.5 a draw, 0 lost), the search Hard decides by; the same worlds for every
+        action, so their differences carry little sampling noise. Stops early once
+        ``time.perf_counter()`` passes ``deadline``. The memory must have seen ``view``."""
+        me = view.player
+        n = view.num_players
+        late = n == 2 and view.stock_count <= self.budget.late_stock
         simple = self._simple(view)
         order = _table_order(view, rng)
         # With partners the team loses together: a playout is lost when the durak is
         # on this player's side (seat % 2), so helping the other side never pays.
         side = sum(1 << q for q in range(n) if same_side(view.rules.partners, me, q))
-        score = [0.0] * len(legal)
-        done = 0
+        rows: list[list[float]] = []
         for _ in range(worlds):
             world = self._world(view, rng)
             results = self._solve_world(world, me, legal) if late else None
@@ -318,12 +334,28 @@ class HardPlayer:
                     durak = playout(sim, self.style, simple=simple, order=order)
                     self.last_playouts += 1
                     results.append(0.5 if durak is None else float(not side >> durak & 1))
+            rows.append(results)
+            if time.perf_counter() > deadline:
+                break
+        return rows
+
+    def exact_results(
+        self, view: PlayerView, legal: list[Action], rng: random.Random, nodes: int
+    ) -> list[float] | None:
+        """In a duel (every card known), each action's exact result under perfect play
+        by both sides (1 won, 0.5 a draw, 0 lost), or None past ``nodes`` solver nodes."""
+        return self._solve_world(self._world(view, rng), view.player, legal, nodes)
+
+    def _pimc(
+        self, view: PlayerView, legal: list[Action], rng: random.Random, start: float
+    ) -> Action:
+        worlds = self.world_count(view, len(legal))
+        rows = self.outcomes(view, legal, worlds, rng, start + self.budget.time_cap)
+        score = [0.0] * len(legal)
+        for results in rows:
             for i, r in enumerate(results):
                 score[i] += r
-            done += 1
-            if time.perf_counter() - start > budget.time_cap:
-                break
-        self.last_worlds = done
+        self.last_worlds = len(rows)
         fallback = self.normal.choose(view)
         best = max(score)
         # Ties go to the heuristic's choice, then to the engine's order.

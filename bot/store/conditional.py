@@ -1,10 +1,11 @@
 """Compare-and-set writes of the storage, in one round trip each.
 
-A lease or an owed-output mark may only change if it is still what this process saw
-(another worker may have taken it over). Each such step is a small Lua script: one
-round trip instead of WATCH, read, MULTI and EXEC, and the bookkeeping of every move
-runs several of them. A store without Lua (the embedded fakeredis) gets the same steps
-as WATCH transactions. Every key of one step lives in one cluster slot.
+A lease (a timer's, a chat's owed output) or an owed-output field may only change if it
+is still what this process saw (another worker may have taken it over). Each such step is
+a small Lua script: one round trip instead of WATCH, read, MULTI and EXEC, and the
+bookkeeping of every move runs several of them. A store without Lua (the embedded
+fakeredis) gets the same steps as WATCH transactions. Every key of one step lives in one
+cluster slot.
 """
 
 from __future__ import annotations

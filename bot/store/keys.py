@@ -1,0 +1,144 @@
+"""Every Redis key the bot writes, spelt in one place.
+
+A chat's keys carry a ``{chat_id}`` hash tag, a user's a ``{user_id}`` one, so each
+chat's (each user's) keys share a cluster slot and change together in one MULTI. The
+indexes over all chats are split over shards, each shard its own slot.
+
+These strings are what stored data is found by: never change one without a migration.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from bot.domain.roles import Role
+
+# --- a chat's records -------------------------------------------------------------
+
+
+def table_key(chat_id: int) -> str:
+    return f"durak:{{{chat_id}}}:table"
+
+
+def stats_key(chat_id: int) -> str:
+    return f"durak:{{{chat_id}}}:stats"
+
+
+def settings_key(chat_id: int) -> str:
+    return f"durak:{{{chat_id}}}:settings"
+
+
+def moved_key(chat_id: int) -> str:
+    """Where a group that became a supergroup lives now (old ids in buttons follow it)."""
+    return f"durak:{{{chat_id}}}:moved"
+
+
+def migrated_key(new: int, old: int) -> str:
+    """Once marker: the old chat's records were copied into the new one."""
+    return f"durak:{{{new}}}:migrated-from:{old}"
+
+
+def quarantine_key(chat_id: int, stamp: float) -> str:
+    """Where an unreadable table is moved (same slot: the move is one transaction)."""
+    return f"durak:{{{chat_id}}}:quarantine:{stamp:.6f}"
+
+
+def lost_notice_key(chat_id: int, game_id: str) -> str:
+    """Once marker: the group was told this game was lost."""
+    return f"durak:{{{chat_id}}}:lost:{game_id}"
+
+
+# --- what a chat's moves owe the screen, and what it shows ------------------------
+
+
+def output_key(chat_id: int) -> str:
+    """What the chat's last moves still owe the screen (written with each move; its
+    fields: ``bot.store.owed_fields``)."""
+    return f"durak:{{{chat_id}}}:output"
+
+
+def screen_key(chat_id: int) -> str:
+    """What each message of the chat's game shows, as the last worker to change it saw:
+    one field per message role (``group``, ``hand:<user id>``), "<message id>:<digest>";
+    ``open:<role>`` while a worker may be changing it (see ``Storage.open_screen``), and
+    ``sent:<role>``, the id of a new message the record may not hold yet."""
+    return f"durak:{{{chat_id}}}:screen"
+
+
+# The words stored in these two keys ("editing", "sending") predate the lock vocabulary.
+
+
+def edit_claim_key(chat_id: int, role: Role) -> str:
+    """Claim: held by the one worker refreshing that message right now."""
+    return f"durak:{{{chat_id}}}:editing:{role}"
+
+
+def send_claim_key(chat_id: int, slot: str) -> str:
+    """Claim: held by the one worker sending ``slot``'s new message right now."""
+    return f"durak:{{{chat_id}}}:sending:{slot}"
+
+
+def shown_key(chat_id: int) -> str:
+    """Per player of the chat's game: the step of the last hand known to be on screen."""
+    return f"durak:{{{chat_id}}}:shown"
+
+
+# --- statistics ---------------------------------------------------------------------
+
+
+def pending_stats_key(chat_id: int, game_id: str) -> str:
+    """Per finished game: the user totals still to add (written with the game's end)."""
+    return f"durak:{{{chat_id}}}:pending-stats:{game_id}"
+
+
+def user_key(user_id: int) -> str:
+    return f"durak:user:{{{user_id}}}"
+
+
+def user_stats_key(user_id: int) -> str:
+    return f"durak:user:{{{user_id}}}:stats"
+
+
+def counted_key(user_id: int, chat_id: int, game_id: str) -> str:
+    """Once marker: the game was added to the user's totals (a repeat adds nothing)."""
+    return f"durak:user:{{{user_id}}}:counted:{chat_id}:{game_id}"
+
+
+# --- indexes over all chats, sharded --------------------------------------------------
+
+SHARDS: Final = 16
+"""The running-games index, the timers and the owed-output index are split over this
+many keys, each in its own cluster slot, so no single key takes every game's traffic."""
+PENDING_SHARDS: Final = 4
+
+
+def shard_of(chat_id: int, shards: int = SHARDS) -> int:
+    return chat_id % shards
+
+
+TIMERS_KEY: Final = "durak:{timers}:due"
+RUNNING_KEY: Final = "durak:{timers}:running"
+"""Before sharding: one key each. Still read (and drained) so an upgrade loses nothing."""
+
+
+def timers_key(shard: int) -> str:
+    return f"durak:{{timers:{shard}}}:due"
+
+
+def running_key(shard: int) -> str:
+    return f"durak:{{running:{shard}}}:chats"
+
+
+def output_index_key(shard: int) -> str:
+    """Chats that may owe output, each scored with the time its lease ends."""
+    return f"durak:{{output:{shard}}}:chats"
+
+
+def pending_index_key(shard: int) -> str:
+    """Finished games whose user totals may still be pending ("<chat>:<game id>")."""
+    return f"durak:{{pending:{shard}}}:games"
+
+
+ALL_TIMER_KEYS: Final = (TIMERS_KEY, *(timers_key(n) for n in range(SHARDS)))
+ALL_RUNNING_KEYS: Final = (RUNNING_KEY, *(running_key(n) for n in range(SHARDS)))
+ALL_OUTPUT_INDEX_KEYS: Final = tuple(output_index_key(n) for n in range(SHARDS))

@@ -6,6 +6,8 @@ Layout (each module one job):
 - ``emulator``: ``BotApiEmulator``, the server plus the Python control API (composes the rest)
 - ``scene``: bots, people, groups, membership, group upgrades (``migrate_group``)
 - ``users``: what people do in the app (write, start, press, block, delete)
+- ``forum``: forum topics (``Forum`` rules, ``ForumActions`` what admins do)
+- ``ephemeral``: ephemeral messages (server copy vs. what the receiver's app shows)
 - ``messages``: storing and reading messages; ``registry``: lookups and membership rules
 - ``updates``: per-bot update queues; ``webhook``: delivery by HTTP POST with retries
 - ``events``: change events, subscriptions, ``wait_for``
@@ -28,7 +30,9 @@ from sandbox.emulator.models import (
     CallbackHandle,
     EmuBot,
     EmuChat,
+    EmuEphemeral,
     EmuMessage,
+    EmuTopic,
     EmuUser,
     Webhook,
 )
@@ -45,8 +49,10 @@ __all__ = [
     "CallbackHandle",
     "EmuBot",
     "EmuChat",
+    "EmuEphemeral",
     "EmuMessage",
     "EmuStats",
+    "EmuTopic",
     "EmuUser",
     "EmulatorError",
     "InjectedError",

@@ -8,7 +8,8 @@ The real python-telegram-bot ``Application`` runs against it unmodified::
         app = ApplicationBuilder().token("123:abc").base_url(emu.base_url()).build()
 
 This class only composes the parts and forwards to them: ``Scene`` (bots, people,
-groups), ``UserActions`` (what people do), ``MessageStore`` (reading chats), ``EventLog``
+groups), ``UserActions`` (what people do), ``ForumActions`` (topics), ``EphemeralActions``
+(ephemeral messages in people's apps), ``MessageStore`` (reading chats), ``EventLog``
 (waiting for changes), ``Faults`` (injected failures), ``WebhookDelivery``.
 """
 
@@ -22,7 +23,9 @@ from types import TracebackType
 from aiohttp import web
 
 from sandbox.emulator.control import ControlRoutes
+from sandbox.emulator.ephemeral import EphemeralActions, Ephemerals
 from sandbox.emulator.faults import InjectedError, SlowAnswer
+from sandbox.emulator.forum import Forum, ForumActions
 from sandbox.emulator.httputil import is_loopback, loopback_host_only
 from sandbox.emulator.limits import RateLimits
 from sandbox.emulator.models import EmuBot, EmuUser
@@ -60,9 +63,11 @@ class BotApiEmulator:
         w = self.world
         self.scene = Scene(w)
         self.actions = UserActions(w)
+        self.forum = ForumActions(w, Forum(w))
+        self.ephemerals = EphemeralActions(w, Ephemerals(w))
         self.app = web.Application(middlewares=[loopback_host_only])
         BotApiRoutes(w).install(self.app)
-        ControlRoutes(w, self.scene, self.actions).install(self.app)
+        ControlRoutes(w, self.scene, self.actions, self.forum, self.ephemerals).install(self.app)
         self._runner: web.AppRunner | None = None
         self._url: str | None = None
 
@@ -74,6 +79,8 @@ class BotApiEmulator:
         self.add_bot_to_group = self.scene.add_bot_to_group
         self.remove_bot_from_group = self.scene.remove_bot_from_group
         self.migrate_group = self.scene.migrate_group
+        self.set_admin_rights = self.scene.set_admin_rights
+        self.set_muted = self.scene.set_muted
         self.user_sends = self.actions.user_sends
         self.user_starts_bot = self.actions.user_starts_bot
         self.user_opens_link = self.actions.user_opens_link
@@ -81,6 +88,21 @@ class BotApiEmulator:
         self.user_presses = self.actions.user_presses
         self.user_sends_callback = self.actions.user_sends_callback
         self.user_deletes_message = self.actions.user_deletes_message
+        self.user_presses_ephemeral = self.actions.user_presses_ephemeral
+        # Forum topics (what admins do in the app) and ephemeral messages (people's apps).
+        self.admin_sets_topics = self.forum.admin_sets_topics
+        self.admin_creates_topic = self.forum.admin_creates_topic
+        self.admin_edits_topic = self.forum.admin_edits_topic
+        self.admin_closes_topic = self.forum.admin_closes_topic
+        self.admin_reopens_topic = self.forum.admin_reopens_topic
+        self.admin_deletes_topic = self.forum.admin_deletes_topic
+        self.topics = self.forum.topics
+        self.set_online = self.ephemerals.set_online
+        self.user_drops_ephemeral = self.ephemerals.user_drops_ephemeral
+        self.ephemerals_of = self.ephemerals.ephemerals_of
+        self.ephemeral = self.ephemerals.ephemeral
+        self.wait_for_ephemeral = self.ephemerals.wait_for_ephemeral
+        self.messages_seen_by = w.messages.seen_by
         self.messages = w.messages.messages
         self.last_message = w.messages.last_message
         self.message = w.messages.message

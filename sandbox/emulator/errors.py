@@ -42,6 +42,28 @@ ERR_POLL_CONFLICT = (
 )
 ERR_PIN_RIGHTS = "Bad Request: not enough rights to manage pinned messages in the chat"
 ERR_MIGRATED = "Bad Request: group chat was upgraded to a supergroup chat"
+ERR_NO_SEND_RIGHTS = "Bad Request: not enough rights to send text messages to the chat"
+
+# Forum topics: Bot API server (telegram-bot-api Client.cpp: check_message_topic) and
+# TDLib (ForumTopicManager.cpp); TOPIC_* are Telegram server errors passed through.
+ERR_THREAD_NOT_FOUND = "Bad Request: message thread not found"
+ERR_TOPIC_CLOSED = "Bad Request: TOPIC_CLOSED"
+ERR_TOPIC_ID_INVALID = "Bad Request: TOPIC_ID_INVALID"
+ERR_TOPIC_NOT_MODIFIED = "Bad Request: TOPIC_NOT_MODIFIED"
+ERR_NOT_FORUM = "Bad Request: the chat is not a forum"
+ERR_TOPIC_NAME_EMPTY = "Bad Request: name must be non-empty"
+ERR_TOPIC_CREATE_RIGHTS = "Bad Request: not enough rights to create a topic"
+ERR_TOPIC_EDIT_RIGHTS = "Bad Request: not enough rights to edit the topic"
+ERR_TOPIC_CLOSE_RIGHTS = "Bad Request: not enough rights to close or open the topic"
+ERR_TOPIC_DELETE_RIGHTS = "Bad Request: not enough rights to delete the topic"
+
+# Ephemeral messages (Bot API 10.2). Telegram documents the rules but not these texts;
+# they are the Telegram server errors for the same conditions (see sandbox/README.md).
+ERR_EPHEMERAL_NOT_ADMIN = "Bad Request: CHAT_ADMIN_REQUIRED"
+ERR_EPHEMERAL_PEER = "Bad Request: PEER_ID_INVALID"
+ERR_EPHEMERAL_TO_BOT = "Bad Request: USER_IS_BOT"
+ERR_EPHEMERAL_NOT_MEMBER = "Bad Request: USER_NOT_PARTICIPANT"
+ERR_USER_NOT_FOUND = "Bad Request: user not found"
 
 
 class ApiError(Exception):

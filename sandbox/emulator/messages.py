@@ -6,9 +6,18 @@ import copy
 from collections.abc import Callable
 
 from sandbox.emulator.events import EventLog
-from sandbox.emulator.models import EmuChat, EmuMessage, EmuUser
+from sandbox.emulator.models import EmuChat, EmuEphemeral, EmuMessage, EmuUser
 from sandbox.emulator.registry import Registry
 from sandbox.emulator.types import BotRef, JsonDict
+
+
+def _sees(ephemeral: EmuEphemeral, user_id: int) -> bool:
+    return ephemeral.viewer_id == user_id
+
+
+def _shown(ephemeral: EmuEphemeral) -> EmuMessage:
+    assert ephemeral.shown is not None
+    return ephemeral.shown
 
 
 class MessageStore:
@@ -32,6 +41,7 @@ class MessageStore:
         reply_markup: JsonDict | None = None,
         reply_to: int | None = None,
         extra: JsonDict | None = None,
+        thread_id: int | None = None,
     ) -> EmuMessage:
         message = EmuMessage(
             message_id=chat.next_message_id,
@@ -47,6 +57,7 @@ class MessageStore:
             bot_id=chat.bot_id,
             reply_to_message_id=reply_to,
             extra=extra or {},
+            thread_id=thread_id,
         )
         chat.next_message_id += 1
         chat.messages[message.message_id] = message
@@ -87,11 +98,18 @@ class MessageStore:
         """The Bot API Message object for the message's current state."""
         chat = self.registry.chat_of(message)
         data: JsonDict = {
-            "message_id": message.message_id,
+            # Telegram: "0 for ephemeral messages".
+            "message_id": 0 if message.is_ephemeral else message.message_id,
             "date": message.date,
             "chat": chat.to_api(),
             "from": message.sender.to_api(),
         }
+        # As the Bot API server: a topic's messages carry its id and is_topic_message;
+        # General's carry neither; and only while the group is a forum.
+        topic = message.thread_id if chat.is_forum else None
+        if topic is not None:
+            data["message_thread_id"] = topic
+            data["is_topic_message"] = True
         if message.text:
             data["text"] = message.text
         if message.entities:
@@ -101,10 +119,19 @@ class MessageStore:
             data["reply_markup"] = {"inline_keyboard": copy.deepcopy(message.inline_keyboard)}
         if message.edit_date is not None:
             data["edit_date"] = message.edit_date
-        if with_reply and message.reply_to_message_id is not None:
-            replied = chat.messages.get(message.reply_to_message_id)
+        reply_id = message.reply_to_message_id
+        if reply_id is None and topic is not None and topic < message.message_id:
+            # Not an explicit reply: Telegram reports the topic's first message (the
+            # forum_topic_created service message) as the replied one.
+            reply_id = topic
+        if with_reply and reply_id is not None and not message.is_ephemeral:
+            replied = chat.messages.get(reply_id)
             if replied is not None and not replied.deleted:
                 data["reply_to_message"] = self.to_api(replied, with_reply=False)
+        if message.is_ephemeral:
+            data["ephemeral_message_id"] = message.ephemeral_message_id
+            if message.receiver is not None:
+                data["receiver_user"] = message.receiver.to_api()
         data.update(copy.deepcopy(message.extra))
         return data
 
@@ -120,6 +147,30 @@ class MessageStore:
         return [
             copy.deepcopy(m) for m in chat.messages.values() if include_deleted or not m.deleted
         ]
+
+    def seen_by(self, user_id: int, chat_id: int, *, bot: BotRef = None) -> list[EmuMessage]:
+        """What one person's app shows in a chat: its history (as ``messages``) with that
+        person's own ephemeral messages in place, as their app currently has them.
+
+        Nobody else's view, and no chat history, ever contains them.
+        """
+        chat = self.registry.chat(chat_id, bot=bot)
+        if chat is None:
+            return []
+        mine = sorted(
+            (e for e in chat.ephemerals.values() if e.shown is not None and _sees(e, user_id)),
+            key=lambda e: (e.after_message_id, e.message.ephemeral_message_id or 0),
+        )
+        hidden = {e.replaces_message_id for e in mine if e.replaces_message_id is not None}
+        view: list[EmuMessage] = []
+        pending = list(mine)
+        for message in chat.messages.values():
+            while pending and pending[0].after_message_id < message.message_id:
+                view.append(copy.deepcopy(_shown(pending.pop(0))))
+            if not message.deleted and message.message_id not in hidden:
+                view.append(copy.deepcopy(message))
+        view.extend(copy.deepcopy(_shown(e)) for e in pending)
+        return view
 
     def last_message(self, chat_id: int, *, bot: BotRef = None) -> EmuMessage | None:
         chat = self.registry.chat(chat_id, bot=bot)

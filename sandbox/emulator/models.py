@@ -19,6 +19,9 @@ class EmuUser:
     username: str | None = None
     last_name: str | None = None
     language_code: str | None = "en"
+    # The person's Telegram app is connected. Ephemeral messages (and their edits) reach
+    # only online clients; Telegram does not queue them for later.
+    online: bool = True
 
     def to_api(self) -> JsonDict:
         data: JsonDict = {"id": self.id, "is_bot": self.is_bot, "first_name": self.first_name}
@@ -57,10 +60,18 @@ class EmuMessage:
     # edit or delete it under the new chat id (it belongs to the old group).
     history: bool = False
     extra: JsonDict = field(default_factory=dict)  # service fields, e.g. new_chat_members
+    thread_id: int | None = None  # forum topic (its message_thread_id); None = General
+    # Ephemeral messages: never in the chat's history, seen only by ``receiver``.
+    ephemeral_message_id: int | None = None
+    receiver: EmuUser | None = None
 
     @property
     def from_bot(self) -> bool:
         return self.sender.is_bot
+
+    @property
+    def is_ephemeral(self) -> bool:
+        return self.ephemeral_message_id is not None
 
     @property
     def inline_keyboard(self) -> list[list[JsonDict]]:
@@ -112,8 +123,79 @@ class EmuMessage:
             "reply_to_message_id": self.reply_to_message_id,
             "edit_count": self.edit_count,
             "edit_date": self.edit_date,
+            **self._thread_and_ephemeral(),
             **self.extra,
         }
+
+    def _thread_and_ephemeral(self) -> JsonDict:
+        # Only when set, so ordinary messages keep exactly their former shape.
+        data: JsonDict = {}
+        if self.thread_id is not None:
+            data["message_thread_id"] = self.thread_id
+        if self.ephemeral_message_id is not None:
+            data["ephemeral_message_id"] = self.ephemeral_message_id
+            data["receiver"] = self.receiver.to_api() if self.receiver is not None else None
+        return data
+
+
+GENERAL_TOPIC_ID = 1  # the General topic of a forum (Bot API messages there carry no thread)
+DEFAULT_TOPIC_COLOR = 7322096  # 0x6FB9F0, the first of Telegram's six topic icon colours
+
+
+@dataclass
+class EmuTopic:
+    """A forum topic. Its id (``message_thread_id``) is the id of the service message
+    ``forum_topic_created`` that opened it; the General topic has id 1 and no such message."""
+
+    id: int
+    name: str
+    icon_color: int = DEFAULT_TOPIC_COLOR
+    icon_custom_emoji_id: str | None = None
+    creator: int | None = None  # who created it (a bot may edit/close/delete its own topics)
+    closed: bool = False
+
+    @property
+    def is_general(self) -> bool:
+        return self.id == GENERAL_TOPIC_ID
+
+    def to_api(self) -> JsonDict:
+        """A Bot API ForumTopic object."""
+        data: JsonDict = {
+            "message_thread_id": self.id,
+            "name": self.name,
+            "icon_color": self.icon_color,
+        }
+        if self.icon_custom_emoji_id:
+            data["icon_custom_emoji_id"] = self.icon_custom_emoji_id
+        return data
+
+    def to_dict(self) -> JsonDict:
+        return {**self.to_api(), "creator": self.creator, "closed": self.closed}
+
+
+@dataclass
+class EmuEphemeral:
+    """One ephemeral message: the server's copy (what the bot edits and deletes) and what
+    the receiver's app shows, which can differ: an offline app misses the message or its
+    edits, and an app may drop ephemeral messages (after some time, or on a restart)."""
+
+    message: EmuMessage
+    shown: EmuMessage | None  # the receiver's client copy; None = not there
+    created_at: float  # emulator clock: a reply to it is allowed within 15 s
+    after_message_id: int  # where it sits in the receiver's view: after this history message
+    replaces_message_id: int | None = None  # replace_callback_query_message: hides that one
+
+    @property
+    def receiver_id(self) -> int:
+        return self.message.receiver.id if self.message.receiver is not None else 0
+
+    @property
+    def viewer_id(self) -> int:
+        """The one person who sees it: its receiver, or the sender of an ephemeral command."""
+        receiver = self.message.receiver
+        if receiver is not None and not receiver.is_bot:
+            return receiver.id
+        return self.message.sender.id
 
 
 @dataclass
@@ -135,6 +217,14 @@ class EmuChat:
     pinned: list[int] = field(default_factory=list)
     events: list[JsonDict] = field(default_factory=list)
     migrated_to: int | None = None  # set on a basic group upgraded to a supergroup
+    is_forum: bool = False  # a supergroup with topics enabled
+    topics: dict[int, EmuTopic] = field(default_factory=dict)  # kept while topics are off
+    ephemerals: dict[int, EmuEphemeral] = field(default_factory=dict)
+    next_ephemeral_id: int = 1
+    # Administrator rights that differ from the emulator's defaults, per admin.
+    admin_rights: dict[int, JsonDict] = field(default_factory=dict)
+    # Members (people or bots) who may not send messages (ChatMemberRestricted).
+    muted: set[int] = field(default_factory=set)
 
     @property
     def is_group(self) -> bool:
@@ -142,13 +232,16 @@ class EmuChat:
 
     def to_api(self) -> JsonDict:
         if self.peer is not None:
-            data = self.peer.to_api()
-            chat: JsonDict = {"id": self.id, "type": "private", "first_name": data["first_name"]}
+            peer = self.peer.to_api()
+            chat: JsonDict = {"id": self.id, "type": "private", "first_name": peer["first_name"]}
             for key in ("last_name", "username"):
-                if key in data:
-                    chat[key] = data[key]
+                if key in peer:
+                    chat[key] = peer[key]
             return chat
-        return {"id": self.id, "type": self.type, "title": self.title or ""}
+        data: JsonDict = {"id": self.id, "type": self.type, "title": self.title or ""}
+        if self.is_forum:
+            data["is_forum"] = True
+        return data
 
     def to_dict(self) -> JsonDict:
         return {
@@ -159,6 +252,7 @@ class EmuChat:
             "creator": self.creator,
             "bots": sorted(self.bots),
             "message_count": sum(1 for m in self.messages.values() if not m.deleted),
+            **({"topics": [t.to_dict() for t in self.topics.values()]} if self.is_forum else {}),
         }
 
 
@@ -195,8 +289,10 @@ class CallbackHandle:
         message_id: int,
         data: str,
         created_at: float,
+        ephemeral_message_id: int | None = None,
     ) -> None:
         self.id = query_id
+        self.ephemeral_message_id = ephemeral_message_id  # a button on an ephemeral message
         self.bot_id = bot_id
         self.user_id = user_id
         self.chat_id = chat_id
@@ -268,6 +364,8 @@ class EmuBot:
     webhook: Webhook | None = None
     allowed_updates: list[str] | None = None
     callbacks: dict[str, CallbackHandle] = field(default_factory=dict)
+    # Every recent query, answered or not: an ephemeral reply may name one for 15 s.
+    queries: dict[str, CallbackHandle] = field(default_factory=dict)
     poll_generation: int = 0
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     settings: JsonDict = field(default_factory=dict)
@@ -300,13 +398,44 @@ _ADMIN_RIGHTS: JsonDict = {
 }
 
 
-def member_api(user: EmuUser, status: str) -> JsonDict:
-    """A ChatMember object with every field PTB requires for that status."""
+_MEMBER_RIGHTS = (
+    "can_send_messages",
+    "can_send_audios",
+    "can_send_documents",
+    "can_send_photos",
+    "can_send_videos",
+    "can_send_video_notes",
+    "can_send_voice_notes",
+    "can_send_polls",
+    "can_send_other_messages",
+    "can_add_web_page_previews",
+    "can_change_info",
+    "can_invite_users",
+    "can_pin_messages",
+    "can_manage_topics",
+    "can_edit_tag",
+)
+
+
+def admin_rights(overrides: JsonDict | None = None) -> JsonDict:
+    """An administrator's rights: the emulator's defaults with ``overrides`` applied."""
+    return {**_ADMIN_RIGHTS, **(overrides or {})}
+
+
+def member_api(user: EmuUser, status: str, *, rights: JsonDict | None = None) -> JsonDict:
+    """A ChatMember object with every field PTB requires for that status.
+
+    ``rights``: an administrator's rights that differ from the defaults.
+    """
     data: JsonDict = {"user": user.to_api(), "status": status}
     if status == "creator":
         data["is_anonymous"] = False
     elif status == "administrator":
-        data.update(_ADMIN_RIGHTS)
+        data.update(admin_rights(rights))
     elif status == "kicked":
         data["until_date"] = 0
+    elif status == "restricted":
+        # Muted: still a member, may not send anything.
+        data.update({name: False for name in _MEMBER_RIGHTS})
+        data.update({"is_member": True, "until_date": 0})
     return data

@@ -11,7 +11,14 @@ from sandbox.emulator.errors import (
     ApiError,
     EmulatorError,
 )
-from sandbox.emulator.models import EmuBot, EmuChat, EmuMessage, EmuUser
+from sandbox.emulator.models import (
+    EmuBot,
+    EmuChat,
+    EmuMessage,
+    EmuUser,
+    admin_rights,
+    member_api,
+)
 from sandbox.emulator.types import BotRef, JsonDict
 
 
@@ -97,10 +104,27 @@ class Registry:
         if user_id in chat.admins and (user_id in chat.members or user_id in chat.bots):
             return "administrator"
         if user_id in chat.members or user_id in chat.bots:
-            return "member"
+            return "restricted" if user_id in chat.muted else "member"
         if user_id in chat.kicked_bots:
             return "kicked"
         return "left"
+
+    def right(self, chat: EmuChat, user_id: int, name: str) -> bool:
+        """Whether a member holds an administrator right (the creator holds them all)."""
+        status = self.member_status(chat, user_id)
+        if status == "creator":
+            return True
+        if status != "administrator":
+            return False
+        return bool(admin_rights(chat.admin_rights.get(user_id)).get(name))
+
+    def member_api(self, chat: EmuChat, user_id: int) -> JsonDict:
+        """The ChatMember object for a user in a chat, with their actual rights."""
+        return member_api(
+            self.users[user_id],
+            self.member_status(chat, user_id),
+            rights=chat.admin_rights.get(user_id),
+        )
 
     def chat_for_bot(self, b: EmuBot, chat_ref: int | str, *, write: bool) -> EmuChat:
         """The chat a Bot API call refers to, or Telegram's error for it."""

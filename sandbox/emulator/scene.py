@@ -6,8 +6,9 @@ import copy
 from collections.abc import Iterable
 
 from sandbox.emulator.errors import EmulatorError
-from sandbox.emulator.models import EmuBot, EmuChat, EmuUser, member_api
-from sandbox.emulator.types import BotRef
+from sandbox.emulator.forum import Forum
+from sandbox.emulator.models import EmuBot, EmuChat, EmuUser, admin_rights, member_api
+from sandbox.emulator.types import BotRef, JsonDict
 from sandbox.emulator.world import World
 
 # Supergroup ids look like -100xxxxxxxxxx; upgraded groups get fresh ones from here down.
@@ -74,11 +75,13 @@ class Scene:
         creator: int | None = None,
         bots: Iterable[BotRef] | None = None,
         chat_type: str = "supergroup",
+        forum: bool = False,
     ) -> EmuChat:
         """Create a group with its members; each bot joins with a my_chat_member update.
 
         ``bots`` defaults to every registered bot; bots listed in ``admins`` join as admins.
         ``chat_type="group"`` makes a basic group (one that ``migrate_group`` can upgrade).
+        ``forum=True`` makes a supergroup with topics (only its General topic, at first).
         """
         registry = self.w.registry
         if chat_id >= 0:
@@ -101,6 +104,8 @@ class Scene:
             creator=creator,
         )
         registry.groups[chat_id] = chat
+        if forum:
+            Forum(self.w).set_forum(chat, True)
         self.w.events.emit(chat, "state", what="group", chat=chat.to_dict())
         joining = [registry.bot(b) for b in bots] if bots is not None else registry.bots
         for uid in bot_ids:
@@ -146,6 +151,59 @@ class Scene:
             chat.kicked_bots.add(b.id)
         self._bot_status_changed(chat, b, old, by)
 
+    def set_admin_rights(
+        self, chat_id: int, user_id: int, *, by: int | None = None, **rights: bool
+    ) -> None:
+        """Change an administrator's rights (e.g. ``can_manage_topics=True``), as the
+        group's owner does in the app; a bot gets a my_chat_member update."""
+        chat = self.w.registry.group(chat_id)
+        if self.w.registry.member_status(chat, user_id) != "administrator":
+            raise EmulatorError(f"{user_id} is not an administrator of {chat_id}")
+        unknown = set(rights) - set(admin_rights())
+        if unknown:
+            raise EmulatorError(f"unknown administrator rights: {sorted(unknown)}")
+        old = self.w.registry.member_api(chat, user_id)
+        chat.admin_rights[user_id] = {**chat.admin_rights.get(user_id, {}), **rights}
+        self._member_changed(chat, user_id, old, by)
+
+    def set_muted(
+        self, chat_id: int, user_id: int, muted: bool = True, *, by: int | None = None
+    ) -> None:
+        """Restrict a member (person or bot) from sending messages, or lift it. A muted
+        bot's sends fail "not enough rights to send text messages to the chat"; it gets a
+        my_chat_member update (status "restricted"). Admins cannot be muted."""
+        chat = self.w.registry.group(chat_id)
+        if self.w.registry.member_status(chat, user_id) in ("creator", "administrator"):
+            raise EmulatorError(f"{user_id} is an administrator of {chat_id}; demote first")
+        old = self.w.registry.member_api(chat, user_id)
+        if muted:
+            chat.muted.add(user_id)
+        else:
+            chat.muted.discard(user_id)
+        self._member_changed(chat, user_id, old, by)
+
+    def _member_changed(self, chat: EmuChat, user_id: int, old: JsonDict, by: int | None) -> None:
+        new = self.w.registry.member_api(chat, user_id)
+        if new == old:
+            return
+        user = self.w.registry.users[user_id]
+        if user.is_bot:
+            b = self.w.registry.bot(user_id)
+            self.w.updates.deliver(
+                b,
+                "my_chat_member",
+                {
+                    "chat": chat.to_api(),
+                    "from": self._actor(chat, by, b.user).to_api(),
+                    "date": self.w.events.now(),
+                    "old_chat_member": old,
+                    "new_chat_member": new,
+                },
+            )
+        self.w.events.emit(
+            chat, "member", user_id=user_id, status=new["status"], old_status=old["status"]
+        )
+
     def _actor(self, chat: EmuChat, by: int | None, fallback: EmuUser) -> EmuUser:
         """Who did something to a group: ``by``, else its creator, an admin, a member."""
         actor_id = by if by is not None else chat.creator
@@ -166,7 +224,7 @@ class Scene:
                 "from": actor.to_api(),
                 "date": self.w.events.now(),
                 "old_chat_member": member_api(b.user, old),
-                "new_chat_member": member_api(b.user, new),
+                "new_chat_member": self.w.registry.member_api(chat, b.id),
             },
         )
         self.w.events.emit(chat, "member", user_id=b.id, status=new, old_status=old)

@@ -7,7 +7,12 @@ Bot API for the bot and the page for people):
 - ``GET /_sandbox/info``: bot, group, languages, who is here, bot process status.
 - ``POST /_sandbox/join``: a new sandbox user (a browser tab) who joins the demo group.
 - ``GET /_sandbox/events?user_id=``: SSE; a ``snapshot`` first, then changes.
-- ``POST /_sandbox/send`` / ``press`` / ``open``: type a message, press a button, follow a link.
+- ``POST /_sandbox/send`` / ``press`` / ``open``: type a message (in a forum topic:
+  ``thread``), press a button (of an ephemeral message: ``ephemeral_id``), follow a link.
+- ``POST /_sandbox/topics``: the group's admin turns topics on or off, creates, closes,
+  reopens or deletes a topic.
+- ``POST /_sandbox/dismiss`` / ``presence``: drop an ephemeral message from this app, go
+  offline or online (offline, ephemeral messages do not arrive).
 - ``GET /_sandbox/commands``: the bot's command menu for that user and chat.
 
 Everything acts through the emulator's user-side API, so the bot sees exactly the updates
@@ -27,7 +32,7 @@ from locales import SUPPORTED, language_name
 from sandbox.emulator import BotApiEmulator, EmulatorError, JsonDict, NotFound
 from sandbox.emulator.httputil import json_body, json_endpoint, sse_frame, stream_events
 from sandbox.web.miniapp import MiniAppLauncher
-from sandbox.web.view import ChatName, classify_link, message_view, page_event
+from sandbox.web.view import ChatName, classify_link, message_view, page_event, seen_views
 
 STATIC_DIR = Path(__file__).with_name("static")
 _STATIC_TYPES = {
@@ -104,6 +109,9 @@ class SandboxWeb:
         r.add_post("/_sandbox/send", json_endpoint(self._send))
         r.add_post("/_sandbox/press", json_endpoint(self._press))
         r.add_post("/_sandbox/open", json_endpoint(self._open))
+        r.add_post("/_sandbox/topics", json_endpoint(self._topics))
+        r.add_post("/_sandbox/dismiss", json_endpoint(self._dismiss))
+        r.add_post("/_sandbox/presence", json_endpoint(self._presence))
         r.add_get("/_sandbox/commands", json_endpoint(self._commands))
         r.add_post("/_sandbox/webapp", json_endpoint(self._webapp))
 
@@ -154,10 +162,13 @@ class SandboxWeb:
 
     def group_info(self) -> JsonDict:
         creator = next(iter(self.users), None)
+        chat = self.emu.chat(self.group_id)
         return {
             "id": self.group_id,
             "title": self.group_title,
             "members": [{**u.to_json(), "creator": u.id == creator} for u in self.users.values()],
+            "forum": bool(chat is not None and chat.is_forum),
+            "topics": [t.to_dict() for t in self.emu.topics(self.group_id)] if chat else [],
         }
 
     def snapshot(self, user: SandboxUser) -> JsonDict:
@@ -169,10 +180,13 @@ class SandboxWeb:
             "group": self.group_info(),
             "started": user.id in bot.started,
             "bot_status": self.bot_status,
+            "online": self.emu.users[user.id].online,
             "messages": {
-                "group": [
-                    message_view(m.to_dict(), user.id) for m in self.emu.messages(self.group_id)
-                ],
+                # What this person's app shows: the history and their ephemeral messages.
+                "group": seen_views(
+                    [m.to_dict() for m in self.emu.messages_seen_by(user.id, self.group_id)],
+                    user.id,
+                ),
                 "private": [
                     message_view(m.to_dict(), user.id)
                     for m in self.emu.messages(user.id, bot=self.bot_username)
@@ -231,8 +245,16 @@ class SandboxWeb:
         text = str(body["text"])
         if len(text) > MAX_TEXT:
             raise ValueError(f"a message has at most {MAX_TEXT} characters")
-        chat_id = self.chat_id(user, _chat(body["chat"]))
-        message = await self.emu.user_sends(user.id, chat_id, text, bot=self.bot_username)
+        chat = _chat(body["chat"])
+        chat_id = self.chat_id(user, chat)
+        thread = body.get("thread")
+        message = await self.emu.user_sends(
+            user.id,
+            chat_id,
+            text,
+            bot=self.bot_username,
+            message_thread_id=int(thread) if thread and chat == "group" else None,
+        )
         return {"message_id": message.message_id}
 
     async def _press(self, request: web.Request) -> Any:
@@ -240,13 +262,18 @@ class SandboxWeb:
         user = self.user(body["user_id"])
         chat_id = self.chat_id(user, _chat(body["chat"]))
         try:
-            handle = await self.emu.user_presses(
-                user.id,
-                chat_id,
-                int(body["message_id"]),
-                data=str(body["data"]),
-                bot=self.bot_username,
-            )
+            if body.get("ephemeral_id") is not None:
+                handle = await self.emu.user_presses_ephemeral(
+                    user.id, chat_id, int(body["ephemeral_id"]), data=str(body["data"])
+                )
+            else:
+                handle = await self.emu.user_presses(
+                    user.id,
+                    chat_id,
+                    int(body["message_id"]),
+                    data=str(body["data"]),
+                    bot=self.bot_username,
+                )
         except EmulatorError:
             # The keyboard changed between render and click; Telegram would simply not
             # show the old button any more.
@@ -283,6 +310,40 @@ class SandboxWeb:
             "url": self.mini_app.launch_url(str(body["url"]), user.id, user.name, user.language)
         }
 
+    async def _topics(self, request: web.Request) -> Any:
+        """Topic management, as the group's admin does it in the app."""
+        body = await json_body(request)
+        user = self.user(body["user_id"])
+        action = str(body["action"])
+        thread = int(body.get("thread") or 0)
+        if action in ("enable", "disable"):
+            self.emu.admin_sets_topics(user.id, self.group_id, action == "enable")
+            return self.group_info()
+        if action == "create":
+            topic = self.emu.admin_creates_topic(user.id, self.group_id, str(body.get("name", "")))
+            return {"thread": topic.id}
+        steps = {
+            "close": self.emu.admin_closes_topic,
+            "reopen": self.emu.admin_reopens_topic,
+            "delete": self.emu.admin_deletes_topic,
+        }
+        if action not in steps:
+            raise ValueError("action must be enable, disable, create, close, reopen or delete")
+        steps[action](user.id, self.group_id, thread or 1)
+        return self.group_info()
+
+    async def _dismiss(self, request: web.Request) -> Any:
+        """This app drops one of its ephemeral messages (as an app may, e.g. on restart)."""
+        body = await json_body(request)
+        user = self.user(body["user_id"])
+        return self.emu.user_drops_ephemeral(user.id, self.group_id, int(body["ephemeral_id"]))
+
+    async def _presence(self, request: web.Request) -> Any:
+        body = await json_body(request)
+        user = self.user(body["user_id"])
+        self.emu.set_online(user.id, bool(body.get("online", True)))
+        return {"online": self.emu.users[user.id].online}
+
     async def _commands(self, request: web.Request) -> Any:
         user = self.user(request.query.get("user_id"))
         return self.commands(user, _chat(request.query.get("chat")))
@@ -300,7 +361,11 @@ class SandboxWeb:
             if converted is None:
                 return None
             name, data = converted
-            return sse_frame(name, self.group_info() if name == "members" else data)
+            if name == "members":
+                return sse_frame(name, self.group_info())
+            if name == "topics":
+                return sse_frame(name, self.group_info())
+            return sse_frame(name, data)
 
         with self.emu.subscribe([self.group_id, user.id]) as subscription:
             # Subscribed and snapshotted with no await in between: nothing is missed or

@@ -38,8 +38,13 @@ def button_view(button: JsonDict) -> JsonDict:
     return {"text": text, "kind": "unsupported"}
 
 
-def message_view(message: JsonDict, me: int) -> JsonDict:
-    """An emulator message dict (``EmuMessage.to_dict()``) as the page renders it."""
+def message_view(message: JsonDict, me: int, *, after: float | None = None) -> JsonDict:
+    """An emulator message dict (``EmuMessage.to_dict()``) as the page renders it.
+
+    Ephemeral messages (only this person sees them) get the key ``e<ephemeral id>`` and
+    sort just after the history message ``after``; ``thread`` is the forum topic (0:
+    General), ``order`` the position in the chat.
+    """
     sender = message.get("from") or {}
     markup = message.get("reply_markup") or {}
     rows = markup.get("inline_keyboard") if isinstance(markup, dict) else None
@@ -54,8 +59,21 @@ def message_view(message: JsonDict, me: int) -> JsonDict:
     if message.get("chat_id") == me and sender.get("id") == me and text.startswith("/start "):
         # Telegram apps show a deep link's /start without its payload.
         html, text = '<span class="tg-bot-command">/start</span>', "/start"
+    ephemeral_id = message.get("ephemeral_message_id")
+    message_id = int(message["message_id"])
+    if ephemeral_id is not None:
+        key = f"e{int(ephemeral_id)}"
+        order = (after if after is not None else 0) + 0.5 + int(ephemeral_id) * 1e-6
+    else:
+        key, order = str(message_id), float(message_id)
     return {
-        "id": int(message["message_id"]),
+        "id": message_id,
+        "key": key,
+        "order": order,
+        "thread": int(message.get("message_thread_id") or 0),
+        "ephemeral": ephemeral_id is not None,
+        "ephemeral_id": int(ephemeral_id) if ephemeral_id is not None else None,
+        "service": _service_text(message),
         "from": {
             "id": sender.get("id"),
             "name": display_name(sender),
@@ -70,6 +88,37 @@ def message_view(message: JsonDict, me: int) -> JsonDict:
         "date": message.get("date"),
         "reply_to": message.get("reply_to_message_id"),
     }
+
+
+def _service_text(message: JsonDict) -> str | None:
+    """A forum service message as Telegram apps summarise it; None for other messages."""
+    created = message.get("forum_topic_created")
+    if isinstance(created, dict):
+        who = display_name(message.get("from") or {})
+        return f"{who} created the topic “{created.get('name', '')}”"
+    edited = message.get("forum_topic_edited")
+    if isinstance(edited, dict):
+        name = edited.get("name")
+        return f"Topic renamed to “{name}”" if name else "Topic icon changed"
+    if "forum_topic_closed" in message:
+        return "Topic closed"
+    if "forum_topic_reopened" in message:
+        return "Topic reopened"
+    return None
+
+
+def seen_views(messages: list[JsonDict], me: int) -> list[JsonDict]:
+    """A person's view of a chat (history and their ephemeral messages, in order) as
+    page messages; each ephemeral one sorts after the history message before it."""
+    views: list[JsonDict] = []
+    last = 0.0
+    for message in messages:
+        if message.get("ephemeral_message_id") is None:
+            last = float(message["message_id"])
+            views.append(message_view(message, me))
+        else:
+            views.append(message_view(message, me, after=last))
+    return views
 
 
 def chat_name(chat_id: Any, me: int, group_id: int) -> ChatName | None:
@@ -104,6 +153,18 @@ def page_event(event: JsonDict, me: int, group_id: int) -> tuple[str, JsonDict] 
         return "typing", {"chat": chat, "action": event.get("action")}
     if kind == "member" and chat == "group":
         return "members", {}
+    if kind == "topic" and chat == "group":
+        return "topics", {}
+    if kind == "ephemeral" and chat == "group" and event.get("viewer_id") == me:
+        # Only the one person who sees it; everybody else's page never hears of it.
+        key = f"e{int(event['ephemeral_message_id'])}"
+        shown = event.get("message")
+        if event.get("action") == "delete" or not isinstance(shown, dict):
+            return "delete", {"chat": chat, "key": key}
+        after = float(event.get("after_message_id") or 0)
+        view = message_view(shown, me, after=after)
+        view["replaces"] = event.get("replaces_message_id")
+        return "message", {"chat": chat, "message": view}
     if kind == "sandbox":
         return "bot", dict(event.get("bot") or {})
     return None

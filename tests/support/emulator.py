@@ -47,6 +47,33 @@ async def raw(
         return resp.status, await resp.json()
 
 
+async def send_in_topic(
+    http: aiohttp.ClientSession,
+    emu: BotApiEmulator,
+    user_id: int,
+    chat_id: int,
+    thread_id: int | None,
+    text: str,
+) -> dict[str, Any]:
+    """A person writes in a forum topic (``None``: General), through the control API."""
+    body = {"user_id": user_id, "chat_id": chat_id, "text": text, "message_thread_id": thread_id}
+    async with http.post(f"{emu.url}/_emu/send", json=body) as resp:
+        data = await resp.json()
+        assert resp.status == 200, data
+        result: dict[str, Any] = data["result"]
+        return result
+
+
+def ephemeral_of(emu: BotApiEmulator, user_id: int, chat_id: int) -> list[dict[str, Any]]:
+    """The ephemeral messages a person's app shows in a group (as ``to_dict()``)."""
+    return [m.to_dict() for m in emu.ephemerals_of(user_id, chat_id)]
+
+
+def seen_by(emu: BotApiEmulator, user_id: int, chat_id: int) -> list[str]:
+    """The texts a person sees in a group: its history plus their own ephemeral messages."""
+    return [m.text for m in emu.messages_seen_by(user_id, chat_id)]
+
+
 @dataclass
 class Delivery:
     """One webhook POST as the receiver saw it, and the status it answered."""

@@ -6,7 +6,8 @@ from typing import Any
 
 from sandbox.emulator.bot_api.messaging import live_message, message_id_param
 from sandbox.emulator.errors import ERR_PIN_RIGHTS, ApiError
-from sandbox.emulator.models import EmuBot, EmuChat, member_api
+from sandbox.emulator.forum import Forum
+from sandbox.emulator.models import EmuBot, EmuChat
 from sandbox.emulator.params import Params
 from sandbox.emulator.types import JsonDict
 from sandbox.emulator.world import World
@@ -58,7 +59,7 @@ async def get_chat(w: World, b: EmuBot, p: Params) -> Any:
 async def get_chat_member(w: World, b: EmuBot, p: Params) -> Any:
     chat = w.registry.chat_for_bot(b, p.chat_id(), write=False)
     user_id = _user_id(w, p)
-    return member_api(w.registry.users[user_id], w.registry.member_status(chat, user_id))
+    return w.registry.member_api(chat, user_id)
 
 
 async def get_chat_administrators(w: World, b: EmuBot, p: Params) -> Any:
@@ -70,7 +71,7 @@ async def get_chat_administrators(w: World, b: EmuBot, p: Params) -> Any:
     for user_id in dict.fromkeys(ids):
         status = w.registry.member_status(chat, user_id)
         if status in ("creator", "administrator") and user_id in w.registry.users:
-            result.append(member_api(w.registry.users[user_id], status))
+            result.append(w.registry.member_api(chat, user_id))
     return result
 
 
@@ -81,6 +82,7 @@ async def get_chat_member_count(w: World, b: EmuBot, p: Params) -> Any:
 
 async def send_chat_action(w: World, b: EmuBot, p: Params) -> Any:
     chat = w.registry.chat_for_bot(b, p.chat_id(), write=True)
+    Forum(w).thread_for_bot(chat, p.get_int("message_thread_id"), b.id, check_closed=False)
     action = p.get_str("action") or ""
     if action not in _CHAT_ACTIONS:
         raise ApiError(400, "Bad Request: wrong parameter action in request")

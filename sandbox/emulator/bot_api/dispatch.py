@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import asyncio
 
-from sandbox.emulator.bot_api import Handler, chats, messaging, receiving, settings
+from sandbox.emulator.bot_api import (
+    Handler,
+    chats,
+    ephemeral,
+    forum,
+    messaging,
+    receiving,
+    settings,
+)
 from sandbox.emulator.errors import ERR_NOT_FOUND, ERR_UNAUTHORIZED, ApiError
 from sandbox.emulator.params import Params
 from sandbox.emulator.types import JsonDict
@@ -24,6 +32,15 @@ METHODS: dict[str, Handler] = {
     "deleteMessage": messaging.delete_message,
     "deleteMessages": messaging.delete_messages,
     "answerCallbackQuery": messaging.answer_callback_query,
+    "editEphemeralMessageText": ephemeral.edit_ephemeral_message_text,
+    "editEphemeralMessageReplyMarkup": ephemeral.edit_ephemeral_message_reply_markup,
+    "deleteEphemeralMessage": ephemeral.delete_ephemeral_message,
+    "createForumTopic": forum.create_forum_topic,
+    "editForumTopic": forum.edit_forum_topic,
+    "closeForumTopic": forum.close_forum_topic,
+    "reopenForumTopic": forum.reopen_forum_topic,
+    "deleteForumTopic": forum.delete_forum_topic,
+    "getForumTopicIconStickers": forum.get_forum_topic_icon_stickers,
     "getChat": chats.get_chat,
     "getChatMember": chats.get_chat_member,
     "getChatAdministrators": chats.get_chat_administrators,

@@ -5,19 +5,23 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+from sandbox.emulator.bot_api.ephemeral import ephemeral_request, send_ephemeral
 from sandbox.emulator.bot_api.formatting import format_text, inline_keyboard, parse_markup
 from sandbox.emulator.errors import (
     ERR_CANT_DELETE,
     ERR_CANT_EDIT,
     ERR_DELETE_NOT_FOUND,
     ERR_EDIT_NOT_FOUND,
+    ERR_NO_SEND_RIGHTS,
     ERR_NOT_MODIFIED,
     ERR_QUERY_INVALID,
     ERR_REPLY_NOT_FOUND,
     ApiError,
 )
+from sandbox.emulator.forum import Forum
 from sandbox.emulator.models import CallbackAnswer, EmuBot, EmuChat, EmuMessage
 from sandbox.emulator.params import Params
+from sandbox.emulator.types import JsonDict
 from sandbox.emulator.world import World
 
 
@@ -63,12 +67,32 @@ def _own_message(chat: EmuChat, b: EmuBot, p: Params) -> EmuMessage:
     return message
 
 
+def check_send_rights(w: World, b: EmuBot, chat: EmuChat) -> None:
+    """A muted bot (ChatMemberRestricted) may not post."""
+    if chat.is_group and w.registry.member_status(chat, b.id) == "restricted":
+        raise ApiError(400, ERR_NO_SEND_RIGHTS)
+
+
+def thread_param(w: World, b: EmuBot, chat: EmuChat, p: Params, reply_to: int | None) -> int | None:
+    """The forum topic a message goes to: ``message_thread_id``, else the replied
+    message's topic (as Telegram does), else General."""
+    thread_id = p.get_int("message_thread_id")
+    if thread_id is None and reply_to is not None and chat.is_forum:
+        thread_id = chat.messages[reply_to].thread_id
+    return Forum(w).thread_for_bot(chat, thread_id, b.id)
+
+
 async def send_message(w: World, b: EmuBot, p: Params) -> Any:
     chat = w.registry.chat_for_bot(b, p.chat_id(), write=True)
+    request = ephemeral_request(p)
+    if request is not None:
+        return await send_ephemeral(w, b, p, chat, request)
     text = p.get_str("text")
+    check_send_rights(w, b, chat)
     formatted, mode = format_text(text, p.get_str("parse_mode"), p.get_json("entities"))
     markup = parse_markup(p)
     reply_to = _reply_target(chat, p)
+    thread_id = thread_param(w, b, chat, p, reply_to)
     w.flood.check(b.id, chat.id, chat.is_group)
     message = w.messages.store(
         chat,
@@ -79,6 +103,7 @@ async def send_message(w: World, b: EmuBot, p: Params) -> Any:
         entities=list(formatted.entities),
         reply_markup=markup,
         reply_to=reply_to,
+        thread_id=thread_id,
     )
     w.flood.record(b.id, chat.id, chat.is_group)
     return w.messages.to_api(message)
@@ -168,6 +193,9 @@ async def answer_callback_query(w: World, b: EmuBot, p: Params) -> Any:
     handle._resolve(answer)
     registry = w.registry
     chat = registry.groups.get(handle.chat_id) or registry.privates[(handle.chat_id, b.id)]
+    extra: JsonDict = {}
+    if handle.ephemeral_message_id is not None:
+        extra["ephemeral_message_id"] = handle.ephemeral_message_id
     w.events.emit(
         chat,
         "callback_answer",
@@ -177,5 +205,6 @@ async def answer_callback_query(w: World, b: EmuBot, p: Params) -> Any:
         text=answer.text,
         show_alert=answer.show_alert,
         url=answer.url,
+        **extra,
     )
     return True

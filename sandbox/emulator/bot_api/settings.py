@@ -62,7 +62,10 @@ async def set_my_commands(w: World, b: EmuBot, p: Params) -> Any:
         description = str(item.get("description", ""))
         if not 1 <= len(description) <= 256:
             raise ApiError(400, "Bad Request: BOT_COMMAND_DESCRIPTION_INVALID")
-        stored.append({"command": str(item["command"]), "description": description})
+        command: JsonDict = {"command": str(item["command"]), "description": description}
+        if item.get("is_ephemeral") in (True, "true", "True"):
+            command["is_ephemeral"] = True  # Bot API 10.2: sent ephemerally in groups
+        stored.append(command)
     if stored:
         b.commands[key] = stored
     else:

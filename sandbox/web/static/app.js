@@ -18,6 +18,8 @@
     answered: new Set(), // recent callback_query_ids the bot has answered
     commands: { group: null, private: null },
     source: null,
+    topic: 1, // the forum topic shown in the group pane (1: General)
+    online: true,
   };
 
   const $ = (selector, root = document) => root.querySelector(selector);
@@ -106,10 +108,25 @@
     return `${String(d.getHours()).padStart(2, "0")}:${String(d.getMinutes()).padStart(2, "0")}`;
   }
 
-  function renderMessage(chat, msg) {
-    const root = el("div", "msg" + (msg.own ? " own" : ""));
-    root.dataset.id = msg.id;
+  function threadOf(msg) {
+    return msg.thread || 1; // 0 = General
+  }
+
+  function renderService(msg) {
+    const root = el("div", "msg service");
+    root.dataset.id = msg.key;
     root.dataset.version = msg.version;
+    root.dataset.thread = threadOf(msg);
+    root.append(el("span", "service-text", msg.service));
+    return root;
+  }
+
+  function renderMessage(chat, msg) {
+    if (msg.service) return renderService(msg);
+    const root = el("div", "msg" + (msg.own ? " own" : "") + (msg.ephemeral ? " ephemeral" : ""));
+    root.dataset.id = msg.key;
+    root.dataset.version = msg.version;
+    root.dataset.thread = threadOf(msg);
     root.dataset.from = msg.from.is_bot ? "bot" : msg.own ? "me" : "user";
     const showSender = chat === "group" && !msg.own;
     if (showSender) {
@@ -125,7 +142,7 @@
       sender.style.color = msg.from.is_bot ? "#e8843d" : colorFor(msg.from.id);
       bubble.append(sender);
     }
-    const replied = msg.reply_to != null ? state.messages[chat].get(msg.reply_to) : null;
+    const replied = msg.reply_to != null ? state.messages[chat].get(String(msg.reply_to)) : null;
     if (replied) {
       const quote = el("div", "reply");
       quote.append(el("b", "", replied.from.name), replied.text.split("\n")[0]);
@@ -137,6 +154,17 @@
     const meta = el("span", "meta", (msg.edited ? "edited " : "") + timeOf(msg.date));
     text.append(meta);
     bubble.append(text);
+    if (msg.ephemeral) {
+      // As Telegram marks them: nobody else in the group sees this message.
+      const note = el("div", "ephemeral-note");
+      note.append(el("span", "", "👁 Only you can see this"));
+      const dismiss = el("button", "link-button dismiss", "Dismiss");
+      dismiss.type = "button";
+      dismiss.title = "Drop it from this app (as an app may, e.g. on a restart)";
+      dismiss.addEventListener("click", () => dismissEphemeral(msg));
+      note.append(dismiss);
+      bubble.append(note);
+    }
     body.append(bubble);
     if (msg.buttons.length) body.append(renderKeyboard(chat, msg));
     root.append(body);
@@ -153,7 +181,7 @@
         b.title = button.text;
         if (button.kind === "callback") {
           b.dataset.callback = button.data;
-          b.addEventListener("click", () => press(chat, msg.id, button.data, b));
+          b.addEventListener("click", () => press(chat, msg, button.data, b));
         } else if (button.kind === "url") {
           b.classList.add("url");
           b.dataset.url = button.url;
@@ -180,16 +208,23 @@
   function upsert(chat, msg) {
     const container = list(chat);
     const stick = nearBottom(container);
-    const known = state.messages[chat].get(msg.id);
+    const known = state.messages[chat].get(msg.key);
     if (known && known.version > msg.version) return; // never go back to an older edit
-    state.messages[chat].set(msg.id, msg);
+    state.messages[chat].set(msg.key, msg);
     const node = renderMessage(chat, msg);
-    const old = container.querySelector(`.msg[data-id="${msg.id}"]`);
+    node.dataset.order = msg.order;
+    if (chat === "group") node.hidden = !inShownTopic(msg);
+    if (msg.replaces != null) {
+      // replace_callback_query_message: shown in place of the message that was tapped.
+      const original = container.querySelector(`.msg[data-id="${msg.replaces}"]`);
+      if (original) original.hidden = true;
+    }
+    const old = container.querySelector(`.msg[data-id="${msg.key}"]`);
     if (old) {
       old.replaceWith(node);
     } else {
       const later = Array.from(container.querySelectorAll(".msg")).find(
-        (m) => Number(m.dataset.id) > msg.id,
+        (m) => Number(m.dataset.order) > msg.order,
       );
       container.insertBefore(node, later || null);
     }
@@ -207,10 +242,97 @@
     $(`#tabs button[data-show="${chat}"]`).classList.add("unread");
   }
 
-  function remove(chat, id) {
-    state.messages[chat].delete(id);
-    const node = list(chat).querySelector(`.msg[data-id="${id}"]`);
+  function remove(chat, key) {
+    state.messages[chat].delete(String(key));
+    const node = list(chat).querySelector(`.msg[data-id="${key}"]`);
     if (node) node.remove();
+  }
+
+  // ------------------------------------------------------------------ forum topics
+
+  function isForum() {
+    return Boolean(state.group && state.group.forum);
+  }
+
+  function inShownTopic(msg) {
+    return !isForum() || threadOf(msg) === state.topic;
+  }
+
+  function amAdmin() {
+    if (!state.group || !state.me) return false;
+    const me = state.group.members.find((m) => m.id === state.me.id);
+    return Boolean(me && me.creator);
+  }
+
+  function currentTopic() {
+    if (!state.group) return null;
+    return (state.group.topics || []).find((t) => t.message_thread_id === state.topic) || null;
+  }
+
+  function renderTopics() {
+    const bar = $("#topic-bar");
+    $("#forum-toggle").hidden = !amAdmin();
+    $("#forum-toggle").textContent = isForum() ? "Topics: on" : "Topics: off";
+    bar.hidden = !isForum();
+    if (!isForum()) {
+      state.topic = 1;
+    } else if (!currentTopic()) {
+      state.topic = 1; // the topic shown was deleted
+    }
+    const tabs = $("#topic-tabs");
+    tabs.replaceChildren();
+    for (const topic of (isForum() && state.group.topics) || []) {
+      const b = el("button", "topic" + (topic.message_thread_id === state.topic ? " active" : ""));
+      b.type = "button";
+      b.dataset.thread = topic.message_thread_id;
+      const dot = el("span", "topic-dot");
+      dot.style.background = `#${Number(topic.icon_color || 7322096).toString(16).padStart(6, "0")}`;
+      b.append(dot, el("span", "", (topic.closed ? "🔒 " : "") + topic.name));
+      b.addEventListener("click", () => showTopic(topic.message_thread_id));
+      tabs.append(b);
+    }
+    const topic = currentTopic();
+    $("#topic-tools").hidden = !amAdmin();
+    $("#topic-close").textContent = topic && topic.closed ? "🔓" : "🔒";
+    $("#topic-delete").hidden = !topic || topic.message_thread_id === 1;
+    const closed = topic && topic.closed && !amAdmin();
+    const input = $("#pane-group .composer input");
+    input.disabled = Boolean(closed);
+    input.placeholder = closed ? "The topic is closed" : isForum() && topic ? `Message in ${topic.name}…` : "Write a message…";
+    for (const node of list("group").querySelectorAll(".msg")) {
+      const msg = state.messages.group.get(node.dataset.id);
+      if (msg) node.hidden = !inShownTopic(msg);
+    }
+  }
+
+  function showTopic(thread) {
+    state.topic = thread;
+    renderTopics();
+    list("group").scrollTop = list("group").scrollHeight;
+  }
+
+  async function topicAction(action, extra = {}) {
+    try {
+      const result = await api("/_sandbox/topics", { user_id: state.me.id, action, ...extra });
+      if (result && result.thread) state.topic = result.thread;
+    } catch (err) {
+      toast("group", err.message, "error");
+    }
+  }
+
+  async function dismissEphemeral(msg) {
+    try {
+      await api("/_sandbox/dismiss", { user_id: state.me.id, ephemeral_id: msg.ephemeral_id });
+    } catch (err) {
+      toast("group", err.message, "error");
+    }
+  }
+
+  function renderPresence(online) {
+    state.online = online;
+    const b = $("#presence");
+    b.textContent = online ? "online" : "offline";
+    b.classList.toggle("offline", !online);
   }
 
   function renderAll(chat, messages) {
@@ -281,13 +403,12 @@
 
   // ------------------------------------------------------------------ actions
 
-  async function press(chat, messageId, data, button) {
+  async function press(chat, msg, data, button) {
     if (button.classList.contains("pending")) return;
     button.classList.add("pending");
     try {
-      const result = await api("/_sandbox/press", {
-        user_id: state.me.id, chat, message_id: messageId, data,
-      });
+      const where = msg.ephemeral ? { ephemeral_id: msg.ephemeral_id } : { message_id: msg.id };
+      const result = await api("/_sandbox/press", { user_id: state.me.id, chat, data, ...where });
       const id = result.callback_query_id;
       // The answer can arrive on the event stream before this response does.
       if (state.answered.has(id)) {
@@ -354,7 +475,8 @@
   }
 
   async function send(chat, text) {
-    await api("/_sandbox/send", { user_id: state.me.id, chat, text });
+    const thread = chat === "group" && isForum() && state.topic !== 1 ? state.topic : undefined;
+    await api("/_sandbox/send", { user_id: state.me.id, chat, text, thread });
   }
 
   // ------------------------------------------------------------------ composer & commands
@@ -441,13 +563,16 @@
       renderGroup(snap.group);
       renderBotStatus(snap.bot_status);
       setStarted(snap.started);
+      renderPresence(snap.online !== false);
       for (const chat of CHATS) renderAll(chat, snap.messages[chat]);
+      renderTopics();
       document.body.dataset.ready = "1";
     });
     on("message", (e) => upsert(e.chat, e.message));
-    on("delete", (e) => remove(e.chat, e.id));
+    on("delete", (e) => remove(e.chat, e.key != null ? e.key : e.id));
     on("answer", onAnswer);
-    on("members", renderGroup);
+    on("members", (group) => { renderGroup(group); renderTopics(); });
+    on("topics", (group) => { renderGroup(group); renderTopics(); });
     on("bot", renderBotStatus);
     on("typing", (e) => typing(e.chat));
     source.onerror = async () => {
@@ -585,6 +710,29 @@
       }
     });
     $("#switch-user").addEventListener("click", () => forget(""));
+    $("#presence").addEventListener("click", async () => {
+      try {
+        const result = await api("/_sandbox/presence", { user_id: state.me.id, online: !state.online });
+        renderPresence(result.online);
+      } catch (err) {
+        toast("group", err.message, "error");
+      }
+    });
+    $("#forum-toggle").addEventListener("click", () => topicAction(isForum() ? "disable" : "enable"));
+    $("#topic-new").addEventListener("click", () => {
+      const name = window.prompt("Name of the new topic");
+      if (name && name.trim()) topicAction("create", { name });
+    });
+    $("#topic-close").addEventListener("click", () => {
+      const topic = currentTopic();
+      if (topic) topicAction(topic.closed ? "reopen" : "close", { thread: topic.message_thread_id });
+    });
+    $("#topic-delete").addEventListener("click", () => {
+      const topic = currentTopic();
+      if (topic && window.confirm(`Delete the topic “${topic.name}” and all its messages?`)) {
+        topicAction("delete", { thread: topic.message_thread_id });
+      }
+    });
     $("#alert-ok").addEventListener("click", () => { $("#alert").hidden = true; });
     document.addEventListener("keydown", (event) => {
       if (event.key === "Escape") $("#alert").hidden = true;

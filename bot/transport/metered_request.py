@@ -85,7 +85,7 @@ class MeteredRequest(BaseRequest):
         if self._session is None or self._session.closed:
             raise RuntimeError("the Bot API client is not initialized")
         # Method names are case-insensitive; the outbox spells some with a capital (see
-        # bot.output.outbox.RAW_EDIT): one label per method, as the Bot API documents it.
+        # bot.transport.bot_api.RAW_EDIT): one label per method, as the Bot API documents it.
         api_method = url.rsplit("/", 1)[-1]
         api_method = api_method[:1].lower() + api_method[1:]
         read = self._read if isinstance(read_timeout, DefaultValue) else read_timeout

@@ -1,0 +1,100 @@
+"""Owed output: what a move stored for the screen, worked off and settled.
+
+A move writes what it owes next to the record (``Storage.owed_output``): each role's
+revision, each notifying hand, each note (an announcement, the results) and each delete of
+a replaced message. Jobs clear their fields once done (``settle``), so a worker that dies
+leaves the rest to another worker's sweeper (``Outbox.deliver``). Notes and deletes are
+settled by doing them, once; a refresh up to the revision it read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from redis.exceptions import RedisError
+
+from bot.output import planner
+from bot.output.context import OutputContext
+from bot.output.jobs import OutputJob
+from bot.output.message_sync import SEND_BUSY_RETRY
+from bot.render import Rendered
+from bot.store import owed_fields
+from bot.transport.lanes import ANNOUNCE, BackOff, ChatLanes, Lane, Outcome
+
+log = logging.getLogger(__name__)
+
+NoteRenderer = Callable[[int, dict[str, Any]], Awaitable[Rendered | None]]
+"""Renders an owed note (an announcement, the results) for a group; None: nothing to say."""
+
+
+class OwedWork:
+    def __init__(self, context: OutputContext, lanes: ChatLanes[OutputJob]) -> None:
+        self.context = context
+        self.lanes = lanes
+
+    def send_note(self, group_id: int, note_id: str, render_note: NoteRenderer) -> None:
+        """Send an owed note once: it is cleared in Redis right after Telegram took it."""
+
+        async def work(lane: Lane[Any], job: OutputJob) -> Outcome:
+            return await self._send_note(lane, group_id, note_id, render_note)
+
+        field = owed_fields.note(note_id)
+        job = OutputJob(
+            work=work, priority=ANNOUNCE, repeatable=False, account=group_id, settles=(field,)
+        )
+        self.lanes.enqueue(group_id, ("note", note_id), job)
+
+    async def _send_note(
+        self, lane: Lane[Any], group_id: int, note_id: str, render_note: NoteRenderer
+    ) -> Outcome:
+        storage = self.context.storage
+        note = await storage.owed_note(group_id, note_id)
+        if note is None:
+            return None  # sent already (by this worker or another)
+        content = await render_note(group_id, note)
+        if content is None:
+            return None
+        claim = planner.note_slot(note_id)
+        if not await storage.claim_send(group_id, claim):
+            return BackOff(SEND_BUSY_RETRY)  # another worker is sending it right now
+        try:
+            if await storage.owed_note(group_id, note_id) is None:
+                return None  # it was sent between our first look and the claim
+            await lane.pace()
+            await self.context.api.send_message(lane.chat_id, content.text, content.markup)
+            self.context.stats.sent += 1
+            # Cleared before the claim ends, so nobody can see it unsent and unclaimed.
+            await storage.settle_output(group_id, {owed_fields.note(note_id): None})
+        finally:
+            with contextlib.suppress(RedisError):
+                await storage.release_send(group_id, claim)
+        return None
+
+    def retire(self, group_id: int, chat_id: int, message_id: int) -> None:
+        """Delete a replaced message the group's output still owes deleting."""
+
+        async def work(lane: Lane[Any], job: OutputJob) -> Outcome:
+            await self.context.retire(chat_id, message_id)
+            return None
+
+        field = owed_fields.delete(chat_id, message_id)
+        job = OutputJob(work=work, repeatable=False, account=group_id, settles=(field,))
+        self.lanes.enqueue(chat_id, ("retire", message_id), job)
+
+    async def settle(self, job: OutputJob) -> None:
+        """A job is over (done, or given up): its owed fields are cleared in Redis right
+        away. For a new message this is the one step between Telegram's answer and the
+        mark; a worker that dies exactly there leaves the message to be sent again."""
+        group_id = job.account
+        if group_id is None:
+            return
+        fields = planner.settled_fields(job.settles, job.covers)
+        try:
+            done = await self.context.storage.settle_output(group_id, fields)
+            if done and not self.lanes.working_for(group_id):
+                await self.context.storage.release_output(group_id)
+        except RedisError as err:  # what stays owed is swept up after the lease
+            log.warning("could not mark output of chat %s as shown: %s", group_id, err)

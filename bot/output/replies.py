@@ -1,0 +1,70 @@
+"""New messages that are not a game's: command replies and announcements (``Outbox.say``).
+
+A command's reply replaces a pending reply of the same kind in that chat and waits behind
+the game's messages; other messages are announcements, each sent once.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import itertools
+from collections.abc import Awaitable, Callable, Hashable
+from dataclasses import dataclass
+from typing import Any
+
+from telegram import Message
+
+from bot.output.context import OutputContext
+from bot.output.jobs import OutputJob
+from bot.render import Rendered
+from bot.transport.lanes import ANNOUNCE, REPLY, Lane, Outcome
+
+
+@dataclass
+class ReplyScope:
+    """The command being answered: its replies merge with a pending reply of that kind."""
+
+    kind: str
+    count: int = 0
+
+
+REPLY_SCOPE: contextvars.ContextVar[ReplyScope | None] = contextvars.ContextVar(
+    "durak_reply_scope", default=None
+)
+
+
+class Replies:
+    def __init__(self, context: OutputContext) -> None:
+        self.context = context
+        self._ids = itertools.count()
+
+    def job(
+        self,
+        content: Rendered,
+        *,
+        reply_to: int | None,
+        on_sent: Callable[[Message], Awaitable[None]] | None,
+        kind: str | None,
+    ) -> tuple[Hashable, OutputJob]:
+        """The key and job of one new message (see ``Outbox.say``)."""
+        api, stats = self.context.api, self.context.stats
+
+        async def work(lane: Lane[Any], job: OutputJob) -> Outcome:
+            await lane.pace()
+            message = await api.reply(lane.chat_id, content.text, content.markup, reply_to)
+            stats.sent += 1
+            if on_sent is not None:
+                await on_sent(message)
+            return None
+
+        scope = REPLY_SCOPE.get()
+        key: Hashable
+        if kind is None and scope is not None:
+            # One command may answer with several messages (the rules): merge each part.
+            kind = f"{scope.kind}#{scope.count}"
+            scope.count += 1
+        if kind is not None:
+            key, priority = ("reply", kind), REPLY
+        else:
+            key, priority = ("say", next(self._ids)), ANNOUNCE
+        return key, OutputJob(work=work, priority=priority, repeatable=False)

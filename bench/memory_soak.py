@@ -29,7 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bot.domain.records import ChatGame, ChatSettings, UserRecord
 from bot.ops.settings import Settings
 from bot.store.storage import OwedOutput, Screen, Storage
-from bot.telegram.handlers import HANDLERS_KEY, Handlers
+from bot.telegram.registry import HANDLERS_KEY
+from bot.telegram.taps import TapRouter
 from bot.wiring.application import build_application, games_of
 
 
@@ -124,8 +125,8 @@ async def soak(chats: int, every: int) -> list[tuple[int, float]]:
     )
     app = build_application(settings, fakeredis.aioredis.FakeRedis(), set_commands=False)
     games = games_of(app)
-    handlers = app.bot_data[HANDLERS_KEY]
-    assert isinstance(handlers, Handlers)
+    taps = app.bot_data[HANDLERS_KEY]
+    assert isinstance(taps, TapRouter)
     clock = SimClock()
     bot = StubBot()
     storage = StubStorage(games.storage.redis, finished_ttl=10, idle_ttl=10)
@@ -146,7 +147,7 @@ async def soak(chats: int, every: int) -> list[tuple[int, float]]:
         box.say(group, (await games.render_group(table)))
         for user in (2 * n, 2 * n + 1):
             box.say(user, (await games.render_group(table)))
-            await handlers.is_admin(group, user, bot)
+            await taps.services.members.is_admin(group, user, bot)
         clock.now += 0.05
         if n % 100 == 0:
             await box.idle()

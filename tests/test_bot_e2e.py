@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from support.harness import Harness, hand_buttons, open_lobby, play_out, press, pressable
 
+from bot.app import ids as game_ids
 from bot.domain import flow
 from bot.domain.flow import FlowError
-from bot.telegram import handlers
 from engine import legal_actions
 from sandbox.emulator import RateLimits
 
@@ -80,7 +80,7 @@ async def test_six_seats_three_humans_three_computers(
 ) -> None:
     # A fixed deal: a random one once ran 3,000 presses without an end (the test's humans
     # always pass and never throw in, so some deals can go round for a long time).
-    monkeypatch.setattr(handlers, "new_game_id", lambda: "six001")
+    monkeypatch.setattr(game_ids, "new_game_id", lambda: "six001")
     async with make_harness() as h:
         scene(h, ANN, BOB, CAROL)
         await h.start_bot()

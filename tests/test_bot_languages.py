@@ -22,10 +22,11 @@ from typing import Any
 import pytest
 from support.harness import Harness, play_out, press
 
+from bot.app import ids as game_ids
 from bot.domain import callbacks
 from bot.domain.callbacks import GroupOp
 from bot.domain.flow import TIMEOUTS_BEFORE_HANDOVER
-from bot.telegram import handlers
+from bot.store.storage import table_key
 from bot.wiring.application import GROUP_COMMANDS, PRIVATE_COMMANDS, publish_commands
 from engine import Rules
 from locales import (
@@ -397,7 +398,7 @@ async def test_a_whole_game_has_no_english_left(
     tr = translator(lang)
     # Fixed game ids: the same deal and the same computer moves on every run.
     ids = (f"{lang}{n:04d}" for n in itertools.count())
-    monkeypatch.setattr(handlers, "new_game_id", lambda: next(ids))
+    monkeypatch.setattr(game_ids, "new_game_id", lambda: next(ids))
     async with make_harness() as h:
         h.emu.add_user(PLAYER, scene.name, language_code=scene.language_code)
         h.emu.add_group(GROUP, scene.title, members=[PLAYER], creator=PLAYER)
@@ -574,6 +575,27 @@ async def test_groups_take_the_first_callers_language_and_dms_the_users(
         answer = await press(h, AMELIE, FIRST, lobby.message_id, text=de.t("lobby.join"))
         assert answer.text == es.t("toast.joined")
         assert (await h.games.storage.chat_settings(FIRST)).lang == "de"
+
+
+async def test_the_guards_answers_follow_the_tappers_language(make_harness: Any) -> None:
+    """A tap on a game Redis lost is answered before any handler runs; that answer
+    used to ignore /language and speak the tapper's Telegram language."""
+    en, de, es = translator("en"), translator("de"), translator("es")
+    async with make_harness() as h:
+        people(h)
+        h.emu.add_group(FIRST, "Club", members=[AMELIE, GRETA], creator=GRETA)
+        await h.start_bot()
+        await h.emu.user_starts_bot(AMELIE)
+        await h.emu.user_sends(AMELIE, AMELIE, "/language")
+        picker = await h.wait_text(AMELIE, shown(en.t("language.pick")))
+        await press(h, AMELIE, AMELIE, picker.message_id, text="Español")
+        await h.wait_text(AMELIE, shown(es.t("language.set", language="Español")))
+        await h.emu.user_sends(GRETA, FIRST, "/newgame")
+        lobby = await h.wait_text(FIRST, shown(de.t("lobby.title")))
+        await h.redis.delete(table_key(FIRST))  # the game's record is gone, nothing else
+        answer = await press(h, AMELIE, FIRST, lobby.message_id, text=de.t("lobby.join"))
+        assert answer.text == es.t("toast.game_lost")  # before: English (Telegram's "fr")
+        await h.wait_text(FIRST, shown(de.t("group.game_lost")))  # the group: its own
 
 
 async def test_rules_follow_the_lobby_and_go_to_the_readers_private_chat(

@@ -292,20 +292,13 @@ def test_partners_only_with_four_or_six_seats() -> None:
 
 
 def test_every_group_operation_has_exactly_one_handler() -> None:
-    import fakeredis
+    from bot.telegram.group_buttons import GROUP_ROUTES
 
-    from bot.app.ai_runner import AiRunner
-    from bot.app.games import Games
-    from bot.store.storage import Storage
-    from bot.telegram.handlers import Handlers
-
-    storage = Storage(fakeredis.aioredis.FakeRedis(), finished_ttl=60, idle_ttl=60)
-    handlers = Handlers(Games(storage, TIMING, AiRunner(0)))
-    assert set(handlers.group_actions) == callbacks.GROUP_OPS
+    assert set(GROUP_ROUTES) == callbacks.GROUP_OPS
     codes = {callbacks.encode_group(GID, op)[-1] for op in callbacks.GROUP_OPS}
     assert len(codes) == len(callbacks.GROUP_OPS)  # one letter per operation
     for option in LOBBY_OPTIONS:
-        assert handlers.group_actions[option.op].who == option.who
+        assert GROUP_ROUTES[option.op].who == option.who
 
 
 def test_each_lobby_option_cycles_through_its_values_and_shows_them() -> None:

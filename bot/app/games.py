@@ -1,7 +1,8 @@
 """The bot's core: runs flow operations through storage, then timers and output.
 
 Handlers and the scheduler call this; it knows nothing about updates or queries. It
-also keeps each hand's transient mode (picking a beat target, confirming Leave).
+also sets each hand's transient mode (picking a beat target, confirming Leave), which
+``Screens`` keeps and renders.
 """
 
 from __future__ import annotations
@@ -10,23 +11,19 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Concatenate, NamedTuple, ParamSpec
 
-from bot import render
 from bot.app.ai_runner import AiRunner, ai_seed
 from bot.app.scheduler import Scheduler
+from bot.app.screens import Screens, unreachable
 from bot.domain import flow
 from bot.domain.flow import Effects, FlowError, Moment, Outcome, Timing
-from bot.domain.hand_modes import HandMode, HandModes
+from bot.domain.hand_modes import HandMode
 from bot.domain.records import ChatGame
 from bot.ops import metrics
-from bot.output.app_buttons import AppButtons
 from bot.output.outbox import Outbox, hand_targets
-from bot.render import Rendered
 from bot.store.storage import Owed, Storage, Write, hand_target
-from engine import Card
-from locales import Translator, negotiate, translator
 
 __all__ = ["Games", "Timing"]
 
@@ -65,33 +62,55 @@ def owed_by(game: ChatGame, effects: Effects) -> Owed:
     return Owed(["group", *(hand_target(uid) for uid in hands)], notify, notes)
 
 
+TimerFire = Callable[[int], Awaitable[None]]
+"""What the scheduler calls when a chat's timer is due."""
+
+
 class Games:
     def __init__(
         self,
         storage: Storage,
         timing: Timing,
         ai: AiRunner,
+        *,
+        outbox: Outbox,
+        screens: Screens,
+        on_change: Iterable[Callable[[ChatGame, Effects], Awaitable[None]]] = (),
+        fire_through: Callable[[Games], TimerFire] | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        """``fire_through``: what due timers go through before ``timer_fired`` (made
+        from this object: the turn gate asks it about the game)."""
         self.storage = storage
         self.timing = timing
         self.ai = ai
         self.clock = clock
-        self.bot_username = "bot"
-        self.outbox: Outbox | None = None
-        self.modes = HandModes()
-        self.scheduler = Scheduler(storage, self.timer_fired, clock=clock)
-        self.on_change: list[Callable[[ChatGame, Effects], Awaitable[None]]] = []
+        self.outbox = outbox
+        self.screens = screens
+        self.languages = screens.languages
+        self.app_buttons = screens.app_buttons
+        self.render_group = screens.group
+        self.render_hand = screens.hand
+        self.render_note = screens.note
+        self.on_change = list(on_change)
         """Called after every committed change (the Mini App's live events)."""
-        self.app_buttons: AppButtons | None = None
-        self.scheduler.sweep = self.sweep_output
+        fire = fire_through(self) if fire_through is not None else self.timer_fired
+        self.scheduler = Scheduler(storage, fire, sweep=self.sweep_output, clock=clock)
         self._commits = 0
         self._crash_after = os.environ.get(CRASH_AFTER_COMMIT, "")
 
     @property
     def box(self) -> Outbox:
-        assert self.outbox is not None, "outbox not attached"
         return self.outbox
+
+    @property
+    def bot_username(self) -> str:
+        return self.screens.name.username
+
+    @bot_username.setter
+    def bot_username(self, username: str) -> None:
+        """Learned from Telegram at start; the messages' links use it from then on."""
+        self.screens.name.username = username
 
     # --- changing a game --------------------------------------------------------------------
 
@@ -187,17 +206,6 @@ class Games:
             log.info("chat %s: sending the output another worker left (rev %d)", chat_id, owed.rev)
             self.box.deliver(chat_id, owed, self.render_note)
 
-    async def render_note(self, chat_id: int, note: dict[str, Any]) -> Rendered | None:
-        tr = await self.group_translator(chat_id)
-        if note.get("kind") == "announce":
-            return Rendered(tr.t(str(note["key"]), **note.get("kwargs", {})))
-        if note.get("kind") == "results":
-            game = await self.storage.load_table(chat_id)
-            # A game the group has moved on from (a rematch started) is not announced late.
-            if game is not None and game.game_id == note.get("game_id"):
-                return render.results_message(game, tr)
-        return None
-
     # --- hand modes -------------------------------------------------------------------------
 
     def set_mode(
@@ -205,13 +213,13 @@ class Games:
     ) -> None:
         """Show ``user_id``'s hand in ``mode`` (None: the normal keyboard)."""
         if mode is None:
-            self.modes.clear(chat_id, user_id)
+            self.screens.modes.clear(chat_id, user_id)
         else:
-            self.modes.set(chat_id, user_id, game_id, step, mode)
+            self.screens.modes.set(chat_id, user_id, game_id, step, mode)
         self.box.refresh_hand(chat_id, user_id)
 
     def clear_mode(self, chat_id: int, user_id: int) -> None:
-        self.modes.clear(chat_id, user_id)
+        self.screens.modes.clear(chat_id, user_id)
 
     # --- timers and computer seats ----------------------------------------------------------
 
@@ -253,52 +261,6 @@ class Games:
                 await self.scheduler.schedule(chat_id, due)
             self.box.refresh(game)
 
-    # --- rendering with data ------------------------------------------------------------------
-
-    async def group_translator(self, chat_id: int) -> Translator:
-        return translator(negotiate(await self.storage.chat_language(chat_id)))
-
     async def unreachable(self, game: ChatGame) -> set[int]:
         """The seated people the bot cannot write to in private (their user ids)."""
-        users = set()
-        for seat in game.seats:
-            if seat.human and seat.user_id is not None:
-                record = await self.storage.user(seat.user_id)
-                if not record.dm_open:
-                    users.add(seat.user_id)
-        return users
-
-    async def render_group(self, game: ChatGame) -> Rendered:
-        tr = await self.group_translator(game.chat_id)
-        if game.phase == "lobby":
-            return render.lobby_message(game, tr, self.bot_username, await self.unreachable(game))
-        if game.phase == "cancelled":
-            return render.cancelled(tr)
-        rendered = render.table_message(game, tr, self.bot_username, now=self.clock())
-        if self.app_buttons is not None:
-            rendered = self.app_buttons.group(game, rendered, tr, self.bot_username)
-        return rendered
-
-    async def render_hand(self, game: ChatGame, seat: int, in_app: bool | None = None) -> Rendered:
-        info = game.seats[seat]
-        # A language chosen with /language in private wins over the Telegram one.
-        chosen = await self.storage.user_language(info.user_id) if info.user_id else None
-        tr = translator(negotiate(chosen or info.lang))
-        if info.left:
-            return render.hand_closed(game, tr, seat)
-        mode = self.modes.current(game, info.user_id) if info.user_id is not None else None
-        pick = Card(mode[1]) if mode is not None and mode[0] == "pick" else None
-
-        def full() -> Rendered:
-            return render.hand_message(
-                game,
-                seat,
-                tr,
-                pick=pick,
-                confirm_leave=mode is not None and mode[0] == "leave",
-                now=self.clock(),
-            )
-
-        if self.app_buttons is not None:
-            return await self.app_buttons.hand(game, seat, tr, full, in_app)
-        return full()
+        return await unreachable(self.storage, game)

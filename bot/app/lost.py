@@ -27,7 +27,7 @@ async def announce_lost(games: Games, chat_id: int, game_id: str) -> None:
     live = games.box.live_tables.pop(chat_id, None)
     if live is not None and live[0] == game_id:
         await retire_keyboard(games, chat_id, live[1])
-    tr = await games.group_translator(chat_id)
+    tr = await games.languages.group(chat_id)
     games.box.say(chat_id, Rendered(tr.t("group.game_lost")))
 
 

@@ -34,6 +34,7 @@ class Scheduler:
         storage: Storage,
         fire: Callable[[int], Awaitable[None]],
         *,
+        sweep: Callable[[float], Awaitable[None]] | None = None,
         clock: Callable[[], float] = time.time,
         max_sleep: float = 1.0,
     ) -> None:
@@ -54,8 +55,8 @@ class Scheduler:
         self._stopping = False
         self.unsaved: dict[int, float] = {}
         """Timers Redis did not take yet: chat id -> due time."""
-        self.sweep: Callable[[float], Awaitable[None]] | None = None
-        """Run every tick: keeps this worker's output leases and takes over a dead one's."""
+        self.sweep = sweep
+        """Run every read: keeps this worker's output leases and takes over a dead one's."""
 
     async def schedule(self, chat_id: int, due: float) -> None:
         """Set the chat's timer; never raises: a failed write is kept and retried."""

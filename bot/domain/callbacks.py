@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import string
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, get_args
 
 from bot.domain.lobby_options import LOBBY_OPTIONS
 from engine import Action, Attack, Beat, Card, Pass, Swap, Take, Transfer
@@ -39,6 +39,38 @@ GROUP_OPS: Final = frozenset(_GROUP_OPS)
 """Every group operation a button may carry."""
 
 HandOp = Literal["move", "pick", "back", "leave", "leave_yes", "take_back", "play_here"]
+HAND_OPS: Final = frozenset(get_args(HandOp))
+"""Every hand operation a button may carry."""
+
+
+@dataclass(frozen=True)
+class HandCode:
+    """What one hand button's letter does, and how many card letters follow it."""
+
+    op: HandOp
+    cards: int | None
+    """How many card letters follow the code (None: an attack's 1 to 6)."""
+    move: str | None = None
+    """For ``move``: the ``kind`` of the action it carries."""
+
+
+HAND_CODES: Final[dict[str, HandCode]] = {
+    "a": HandCode("move", None, "attack"),
+    "B": HandCode("move", 2, "beat"),
+    "r": HandCode("move", 1, "transfer"),
+    "s": HandCode("move", 1, "swap"),
+    "t": HandCode("move", 0, "take"),
+    "p": HandCode("move", 0, "pass"),
+    "b": HandCode("pick", 1),
+    "k": HandCode("back", 0),
+    "q": HandCode("leave", 0),
+    "Q": HandCode("leave_yes", 0),
+    "m": HandCode("take_back", 0),
+    "w": HandCode("play_here", 0),
+}
+"""The one map of hand button codes (on the wire: existing keyboards rely on it)."""
+_MOVE_CODES: Final = {entry.move: code for code, entry in HAND_CODES.items() if entry.move}
+_OP_CODES: Final = {entry.op: code for code, entry in HAND_CODES.items() if entry.move is None}
 
 _GROUP_RE: Final = re.compile(r"g:([a-z0-9]{6}):([A-Za-z])")
 _LANG_RE: Final = re.compile(r"l:([a-z]{2})")
@@ -130,24 +162,37 @@ def _hand(chat_id: int, game_id: str, step: int, body: str) -> str:
     return _checked(f"h:{chat_id}:{game_id}:{step}:{body}")
 
 
-def encode_move(chat_id: int, game_id: str, step: int, action: Action) -> str:
+def _cards_of(action: Action) -> tuple[Card, ...]:
+    """The cards an action's code carries, in wire order."""
     if isinstance(action, Attack):
-        code = "a" + "".join(_c(c) for c in action.cards)
-    elif isinstance(action, Beat):
-        code = "B" + _c(action.attack) + _c(action.card)
-    elif isinstance(action, Take):
-        code = "t"
-    elif isinstance(action, Pass):
-        code = "p"
-    elif isinstance(action, Transfer):
-        code = "r" + _c(action.card)
-    else:
-        code = "s" + _c(action.card)
+        return action.cards
+    if isinstance(action, Beat):
+        return (action.attack, action.card)
+    if isinstance(action, Transfer | Swap):
+        return (action.card,)
+    return ()
+
+
+def _action(kind: str, cards: tuple[Card, ...]) -> Action:
+    """The action of ``kind`` made from its code's cards (``_cards_of`` reversed)."""
+    if kind == "attack":
+        return Attack(cards)
+    if kind == "beat":
+        return Beat(cards[0], cards[1])
+    if kind == "transfer":
+        return Transfer(cards[0])
+    if kind == "swap":
+        return Swap(cards[0])
+    return Take() if kind == "take" else Pass()
+
+
+def encode_move(chat_id: int, game_id: str, step: int, action: Action) -> str:
+    code = _MOVE_CODES[action.kind] + "".join(_c(c) for c in _cards_of(action))
     return _hand(chat_id, game_id, step, code)
 
 
 def encode_pick(chat_id: int, game_id: str, step: int, card: Card) -> str:
-    return _hand(chat_id, game_id, step, "b" + _c(card))
+    return _hand(chat_id, game_id, step, _OP_CODES["pick"] + _c(card))
 
 
 def encode_hand_op(
@@ -156,8 +201,7 @@ def encode_hand_op(
     step: int,
     op: Literal["back", "leave", "leave_yes", "take_back", "play_here"],
 ) -> str:
-    codes = {"back": "k", "leave": "q", "leave_yes": "Q", "take_back": "m", "play_here": "w"}
-    return _hand(chat_id, game_id, step, codes[op])
+    return _hand(chat_id, game_id, step, _OP_CODES[op])
 
 
 def decode(data: str) -> Button:
@@ -187,48 +231,14 @@ def _decode_hand(chat_id: int, game_id: str, step: int, code: str, args: str) ->
     cards = tuple(_card(ch) for ch in args)
     if len(set(cards)) != len(cards):
         raise CallbackError("a card twice")
-
-    def move(action: Action) -> HandButton:
-        return HandButton(chat_id, game_id, step, "move", action)
-
-    arity = {
-        "a": None,
-        "B": 2,
-        "r": 1,
-        "s": 1,
-        "b": 1,
-        "t": 0,
-        "p": 0,
-        "k": 0,
-        "q": 0,
-        "Q": 0,
-        "m": 0,
-        "w": 0,
-    }
-    if code not in arity:
+    entry = HAND_CODES.get(code)
+    if entry is None:
         raise CallbackError("unknown hand op")
-    want = arity[code]
+    want = entry.cards
     if (want is None and not 1 <= len(cards) <= 6) or (want is not None and len(cards) != want):
         raise CallbackError("wrong number of cards")
-    if code == "a":
-        return move(Attack(cards))
-    if code == "B":
-        return move(Beat(cards[0], cards[1]))
-    if code == "r":
-        return move(Transfer(cards[0]))
-    if code == "s":
-        return move(Swap(cards[0]))
-    if code == "t":
-        return move(Take())
-    if code == "p":
-        return move(Pass())
-    if code == "b":
+    if entry.move is not None:
+        return HandButton(chat_id, game_id, step, "move", _action(entry.move, cards))
+    if entry.op == "pick":
         return HandButton(chat_id, game_id, step, "pick", card=cards[0])
-    ops: dict[str, HandOp] = {
-        "k": "back",
-        "q": "leave",
-        "Q": "leave_yes",
-        "m": "take_back",
-        "w": "play_here",
-    }
-    return HandButton(chat_id, game_id, step, ops[code])
+    return HandButton(chat_id, game_id, step, entry.op)

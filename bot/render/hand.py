@@ -4,6 +4,9 @@ players' card counts, the own cards by suit, and buttons for exactly the legal m
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable, Sequence
+
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot.domain import callbacks
@@ -14,7 +17,7 @@ from bot.render.labels import pack
 from bot.render.results import hand_result
 from bot.render.table import pairs_text
 from bot.render.turn import clock, turn_line
-from engine import Attack, Beat, Card, Pass, PlayerView, Swap, Take, Transfer, view
+from engine import Action, Attack, Beat, Card, Pass, PlayerView, Swap, Take, Transfer, view
 from locales import Html, Translator
 
 CARDS_PER_ROW = 8
@@ -60,12 +63,36 @@ def hand_message(
     """The hand message of ``seat``: own cards, and buttons for exactly the legal moves."""
     if game.phase != "playing" or game.state is None:
         return hand_closed(game, tr, seat)
-    state = game.engine_state()
-    v = view(state, seat)
-    cid, gid, step = game.chat_id, game.game_id, v.step
+    v = view(game.engine_state(), seat)
     names = [seat_name(s, tr) for s in game.seats]
     text = _Text()
-    text.mine(tr.t("hand.header", group=game.chat_title or str(cid)))
+    _table_context(text, game, v, names, tr)
+    cards = faces.grouped(tr, v.hand, v.trump)
+    mine = tr.t("hand.cards", cards=cards) if v.hand else tr.t("hand.no_cards")
+    if seat in v.out:
+        text.mine(mine)
+        text.mine(tr.t("hand.out"))
+        return text.rendered()
+    if confirm_leave:
+        return _confirm_leave(text, game, v, mine, tr)
+    if game.seats[seat].ai is not None:
+        return _computer_plays(text, game, seat, mine, tr)
+    _turn_lines(text, game, v, names, tr, pick, now)
+    text.mine(mine)
+    cid, gid = game.chat_id, game.game_id
+    rows = _move_rows(v, tr, cid, gid, pick)
+    if pick is None and v.hand:
+        # With no cards left (yet not out) leaving would only make this player the durak.
+        leave = callbacks.encode_hand_op(cid, gid, v.step, "leave")
+        rows.append([_button(tr.t("hand.leave"), leave)])
+    return text.rendered(markup(rows))
+
+
+def _table_context(
+    text: _Text, game: ChatGame, v: PlayerView, names: list[Html], tr: Translator
+) -> None:
+    """Which group's game, and what its table shows (context: never edits by itself)."""
+    text.mine(tr.t("hand.header", group=game.chat_title or str(game.chat_id)))
     status = tr.t(
         "table.status",
         trump=faces.card(tr, v.trump_card),
@@ -76,36 +103,48 @@ def hand_message(
     text.context(tr.t("hand.counts", counts=_counts(v, names)))
     if v.table:
         text.context(tr.t("table.cards", pairs=pairs_text(v.table, tr)))
-    cards = faces.grouped(tr, v.hand, v.trump)
-    mine = tr.t("hand.cards", cards=cards) if v.hand else tr.t("hand.no_cards")
-    if seat in v.out:
-        text.mine(mine)
-        text.mine(tr.t("hand.out"))
-        return text.rendered()
-    if confirm_leave:
-        text.mine(mine)
-        text.mine(tr.t("hand.leave_confirm"))
-        rows = [
-            [
-                _button(
-                    tr.t("hand.leave_yes"), callbacks.encode_hand_op(cid, gid, step, "leave_yes")
-                ),
-                _button(tr.t("hand.back"), callbacks.encode_hand_op(cid, gid, step, "back")),
-            ]
+
+
+def _confirm_leave(
+    text: _Text, game: ChatGame, v: PlayerView, mine: str, tr: Translator
+) -> Rendered:
+    """Leave was tapped: Yes, or Back to the moves."""
+    cid, gid, step = game.chat_id, game.game_id, v.step
+    text.mine(mine)
+    text.mine(tr.t("hand.leave_confirm"))
+    rows = [
+        [
+            _button(tr.t("hand.leave_yes"), callbacks.encode_hand_op(cid, gid, step, "leave_yes")),
+            _button(tr.t("hand.back"), callbacks.encode_hand_op(cid, gid, step, "back")),
         ]
-        return text.rendered(markup(rows))
-    if game.seats[seat].ai is not None:
-        text.mine(mine)
-        text.mine(tr.t("hand.ai_plays"))
-        if game.seats[seat].left:
-            return text.rendered()
-        # No step in it: taking back is checked by game, and a step would make every
-        # computer move re-edit this message.
-        back = callbacks.encode_hand_op(cid, gid, 0, "take_back")
-        return text.rendered(markup([[_button(tr.t("hand.take_back"), back)]]))
-    legal = v.legal_actions
+    ]
+    return text.rendered(markup(rows))
+
+
+def _computer_plays(text: _Text, game: ChatGame, seat: int, mine: str, tr: Translator) -> Rendered:
+    """The computer plays this seat (missed moves, or left): take it back, if not left."""
+    text.mine(mine)
+    text.mine(tr.t("hand.ai_plays"))
+    if game.seats[seat].left:
+        return text.rendered()
+    # No step in it: taking back is checked by game, and a step would make every
+    # computer move re-edit this message.
+    back = callbacks.encode_hand_op(game.chat_id, game.game_id, 0, "take_back")
+    return text.rendered(markup([[_button(tr.t("hand.take_back"), back)]]))
+
+
+def _turn_lines(
+    text: _Text,
+    game: ChatGame,
+    v: PlayerView,
+    names: list[Html],
+    tr: Translator,
+    pick: Card | None,
+    now: float | None,
+) -> None:
+    """What this player is asked to do now, with the time left."""
+    seat, legal, turn = v.player, v.legal_actions, v.must_act
     ticking = clock(tr, game.turn_deadline, now)
-    turn = v.must_act
     if pick is not None:
         text.mine(tr.t("hand.pick_target", card=faces.card(tr, pick)), ticking)
     elif turn.player == seat:
@@ -118,14 +157,6 @@ def hand_message(
         # During a throw-in window the prompt above says it all.
         if turn.kind != "over" and not (turn.kind == "throw_in" and legal):
             text.context(turn_line(turn, names, tr) + ticking)
-    text.mine(mine)
-    rows = _move_rows(v, tr, cid, gid, pick)
-    if pick is None and v.hand:
-        # With no cards left (yet not out) leaving would only make this player the durak.
-        rows.append(
-            [_button(tr.t("hand.leave"), callbacks.encode_hand_op(cid, gid, step, "leave"))]
-        )
-    return text.rendered(markup(rows))
 
 
 def _counts(v: PlayerView, names: list[Html]) -> Html:
@@ -135,14 +166,17 @@ def _counts(v: PlayerView, names: list[Html]) -> Html:
     return Html(" · ".join(f"{names[s]} {v.hand_sizes[s]}" for s in others))
 
 
+Move = Callable[[str, Action], InlineKeyboardButton]
+"""A button for a move: its label and its action."""
+
+
 def _move_rows(
     v: PlayerView, tr: Translator, cid: int, gid: str, pick: Card | None
 ) -> list[list[InlineKeyboardButton]]:
     step = v.step
     legal = v.legal_actions
 
-    def move(label: str, action: object) -> InlineKeyboardButton:
-        assert isinstance(action, Attack | Beat | Take | Pass | Transfer | Swap)
+    def move(label: str, action: Action) -> InlineKeyboardButton:
         return _button(label, callbacks.encode_move(cid, gid, step, action))
 
     if pick is not None:
@@ -150,12 +184,26 @@ def _move_rows(
         row = [move(tr.t("hand.beat_target", attack=faces.card(tr, a.attack)), a) for a in targets]
         back = _button(tr.t("hand.back"), callbacks.encode_hand_op(cid, gid, step, "back"))
         return [*pack(row, 4), [back]]
+    rows = _attack_rows(v, tr, move)
+    pick_data = functools.partial(callbacks.encode_pick, cid, gid, step)
+    rows += pack(_beat_buttons(v, tr, move, pick_data))
+    transfers = {a.card: a for a in legal if isinstance(a, Transfer)}
+    rows += pack(
+        move(tr.t("hand.transfer", card=faces.card(tr, c)), transfers[c])
+        for c in faces.hand_order(transfers, v.trump)
+    )
+    rows += pack(_last_buttons(legal, tr, move))
+    return rows
+
+
+def _attack_rows(v: PlayerView, tr: Translator, move: Move) -> list[list[InlineKeyboardButton]]:
+    """Single cards one row per suit (trumps last), ascending: the hand as it is held;
+    then several cards of one rank at once: one button per rank, with as many as allowed."""
+    legal = v.legal_actions
     singles = {a.cards[0]: a for a in legal if isinstance(a, Attack) and len(a.cards) == 1}
     rows: list[list[InlineKeyboardButton]] = []
-    # One row per suit (trumps last), ascending: the hand as it is held.
     for group in faces.suit_groups(singles, v.trump):
         rows += pack([move(faces.card(tr, c), singles[c]) for c in group], CARDS_PER_ROW)
-    # Several cards of one rank at once: one button per rank, with as many as allowed.
     biggest: dict[int, Attack] = {}
     for a in legal:
         if isinstance(a, Attack) and len(a.cards) > 1:
@@ -167,11 +215,19 @@ def _move_rows(
         for a in sorted(biggest.values(), key=lambda a: a.cards[0].rank)
     ]
     rows += pack(multi)
+    return rows
+
+
+def _beat_buttons(
+    v: PlayerView, tr: Translator, move: Move, pick_data: Callable[[Card], str]
+) -> list[InlineKeyboardButton]:
+    """One button per card that can beat: the beat itself when it has one target, else a
+    pick (its targets are asked next)."""
     beats: dict[Card, list[Beat]] = {}
-    for a in legal:
+    for a in v.legal_actions:
         if isinstance(a, Beat):
             beats.setdefault(a.card, []).append(a)
-    beat_buttons = []
+    buttons = []
     for card in faces.hand_order(beats, v.trump):
         options = beats[card]
         if len(options) == 1:
@@ -180,16 +236,16 @@ def _move_rows(
                 card=faces.card(tr, card),
                 attack=faces.card(tr, options[0].attack),
             )
-            beat_buttons.append(move(label, options[0]))
+            buttons.append(move(label, options[0]))
         else:
-            pick_data = callbacks.encode_pick(cid, gid, step, card)
-            beat_buttons.append(_button(faces.card(tr, card), pick_data))
-    rows += pack(beat_buttons)
-    transfers = {a.card: a for a in legal if isinstance(a, Transfer)}
-    rows += pack(
-        move(tr.t("hand.transfer", card=faces.card(tr, c)), transfers[c])
-        for c in faces.hand_order(transfers, v.trump)
-    )
+            buttons.append(_button(faces.card(tr, card), pick_data(card)))
+    return buttons
+
+
+def _last_buttons(
+    legal: Sequence[Action], tr: Translator, move: Move
+) -> list[InlineKeyboardButton]:
+    """Take, Pass and the trump swaps."""
     last: list[InlineKeyboardButton] = []
     if Take() in legal:
         last.append(move(tr.t("hand.take"), Take()))
@@ -198,8 +254,7 @@ def _move_rows(
     for a in legal:
         if isinstance(a, Swap):
             last.append(move(tr.t("hand.swap", card=faces.card(tr, a.card)), a))
-    rows += pack(last)
-    return rows
+    return last
 
 
 def hand_closed(game: ChatGame, tr: Translator, seat: int | None = None) -> Rendered:

@@ -15,8 +15,8 @@ from bot.render.common import TEAM_NAMES, Rendered, markup, seat_name, with_cloc
 from bot.render.log import bouts, coalesce, event_line
 from bot.render.results import results_message
 from bot.render.turn import clock, turn_line
-from engine import Card, public_view
-from locales import Translator
+from engine import Card, PublicView, State, public_view
+from locales import Html, Translator
 
 _TAGS = re.compile(r"<[^<>]*>")
 
@@ -56,16 +56,7 @@ def table_message(
     # Only what everyone may know: the public view and the public history.
     v = public_view(state)
     names = [seat_name(s, tr) for s in game.seats]
-    if finished:
-        # The result comes as a new (notifying) message; this one keeps the last bouts.
-        title = tr.t("table.final")
-    elif game.rules.series_length == 1:
-        title = tr.t("table.title")
-    else:
-        title = tr.t(
-            "table.title_series", game=game.games_played + 1, total=game.rules.series_length
-        )
-    lines: list[str] = [title]
+    lines: list[str] = [_title(game, tr)]
     lines.append(
         tr.t(
             "table.status",
@@ -74,6 +65,33 @@ def table_message(
             discard=v.discard_count,
         )
     )
+    lines += _seat_lines(game, v, names, tr)
+    lines.append(
+        tr.t("table.cards", pairs=pairs_text(v.table, tr)) if v.table else tr.t("table.empty")
+    )
+    ticking = "" if finished else clock(tr, game.turn_deadline, now)
+    turn = turn_line(v.must_act, names, tr)
+    if turn:
+        lines.append(turn + ticking)
+    lines += _bout_lines(game, state, names, tr)
+    if finished:
+        return with_clock(lines, "", None)
+    link = InlineKeyboardButton(tr.t("table.my_cards"), url=f"https://t.me/{bot_username}")
+    return with_clock(lines, ticking if turn else "", markup([[link]]))
+
+
+def _title(game: ChatGame, tr: Translator) -> str:
+    if game.phase == "finished":
+        # The result comes as a new (notifying) message; this one keeps the last bouts.
+        return tr.t("table.final")
+    if game.rules.series_length == 1:
+        return tr.t("table.title")
+    return tr.t("table.title_series", game=game.games_played + 1, total=game.rules.series_length)
+
+
+def _seat_lines(game: ChatGame, v: PublicView, names: list[Html], tr: Translator) -> list[str]:
+    """Each seat with its role and card count (and team)."""
+    lines: list[str] = []
     for i, seat in enumerate(game.seats):
         if i in v.out:
             role = tr.t("role.out")
@@ -88,22 +106,18 @@ def table_message(
         if team is not None:
             role = tr.t("table.team", role=role, team=TEAM_NAMES[team])
         lines.append(f"{marker}{names[i]} — {role}")
-    lines.append(
-        tr.t("table.cards", pairs=pairs_text(v.table, tr)) if v.table else tr.t("table.empty")
-    )
-    ticking = "" if finished else clock(tr, game.turn_deadline, now)
-    turn = turn_line(v.must_act, names, tr)
-    if turn:
-        lines.append(turn + ticking)
+    return lines
+
+
+def _bout_lines(game: ChatGame, state: State, names: list[Html], tr: Translator) -> list[str]:
+    """Every move of the previous bout and of this one."""
     log = bouts(state)
     auto = set(game.auto_steps)
+    lines: list[str] = []
     previous = coalesce(log.previous, names, tr, auto)
     if previous:
         lines.append(tr.t("table.previous", events=previous))
     current = coalesce(log.current, names, tr, auto)
     if current:
         lines.append(tr.t("table.bout", events=current))
-    if finished:
-        return with_clock(lines, "", None)
-    link = InlineKeyboardButton(tr.t("table.my_cards"), url=f"https://t.me/{bot_username}")
-    return with_clock(lines, ticking if turn else "", markup([[link]]))
+    return lines

@@ -36,13 +36,16 @@ from bot.domain.callbacks import CallbackError, GroupButton, HandButton
 from bot.domain.records import ChatGame
 from bot.output.outbox import REPLY_SCOPE, ReplyScope
 from bot.store.storage import Write
-from locales import negotiate, translator
+from locales import Translator
 
 log = logging.getLogger(__name__)
 FLOOD_WINDOW = 30.0
 FLOOD_MAX = 8
 """Commands one member may send in one group per window; more are ignored quietly."""
 MAX_TRACKED = 50_000
+LANGUAGE_WAIT = 0.2
+"""How long a "try again" answer waits for the tapper's language (the storage remembers
+it for a while; otherwise Redis is likely away and the Telegram language will do)."""
 
 
 @dataclass
@@ -140,12 +143,12 @@ class Guard:
             async with asyncio.timeout(self.storage_wait):
                 # Only looked at (adopting writes its own copy): the parse the last move's
                 # messages already made is shared, not repeated for every tap.
-                table = await self.games.storage.peek_table(chat_id)
+                game = await self.games.storage.peek_table(chat_id)
         except (RedisError, TimeoutError) as err:
             log.warning("storage unavailable for a tap: %s", err)
             await self.try_again(query)
             raise ApplicationHandlerStop from err
-        if table is None:
+        if game is None:
             if isinstance(button, GroupButton) and button.op == "new":
                 return  # an old result's button: the game simply ended long ago
             live = self.games.box.live_tables.get(chat_id)
@@ -153,20 +156,28 @@ class Guard:
                 await self.lost(query, chat_id, button.game_id)
                 raise ApplicationHandlerStop
             return  # forged or unknown: the handler says "out of date"
-        if table.game_id == button.game_id and query.message is not None:
+        if game.game_id == button.game_id and query.message is not None:
             await self.stray(
-                query.message.message_id, table, query, hand=isinstance(button, HandButton)
+                query.message.message_id, game, query, hand=isinstance(button, HandButton)
             )
+
+    async def own_language(self, query: CallbackQuery) -> Translator:
+        """The tapper's language, chosen with /language if the storage knows it soon:
+        these answers are for when Redis is away or lost the game."""
+        user = query.from_user
+        return await self.games.languages.person_if_reachable(
+            user.id, user.language_code, wait=LANGUAGE_WAIT
+        )
 
     async def try_again(self, query: CallbackQuery) -> None:
         self.stats.try_again += 1
-        tr = translator(negotiate(query.from_user.language_code))
+        tr = await self.own_language(query)
         with contextlib.suppress(TelegramError):
             await query.answer(tr.t("toast.try_again"))
 
     async def lost(self, query: CallbackQuery, chat_id: int, game_id: str) -> None:
         self.stats.lost += 1
-        tr = translator(negotiate(query.from_user.language_code))
+        tr = await self.own_language(query)
         with contextlib.suppress(TelegramError):
             await query.answer(tr.t("toast.game_lost"))
         if query.message is not None:
@@ -175,49 +186,49 @@ class Guard:
             await announce_lost(self.games, chat_id, game_id)
 
     async def stray(
-        self, message_id: int, table: ChatGame, query: CallbackQuery, *, hand: bool
+        self, message_id: int, game: ChatGame, query: CallbackQuery, *, hand: bool
     ) -> None:
         """The tapped message is ours; is it the one we keep up to date?"""
         if hand:
-            seat = table.seat_of(query.from_user.id)
+            seat = game.seat_of(query.from_user.id)
             if seat is None:
                 return
-            current = table.seats[seat].hand_message_id
+            current = game.seats[seat].hand_message_id
         else:
-            lobby = table.phase in ("lobby", "cancelled")
-            current = table.lobby_message_id if lobby else table.table_message_id
+            lobby = game.phase in ("lobby", "cancelled")
+            current = game.lobby_message_id if lobby else game.table_message_id
         if current is None:
-            await self.adopt(table, message_id, user_id=query.from_user.id if hand else None)
+            await self.adopt(game, message_id, user_id=query.from_user.id if hand else None)
         elif message_id < current:
             self.stats.retired += 1
-            chat = query.message.chat.id if query.message is not None else table.chat_id
+            chat = query.message.chat.id if query.message is not None else game.chat_id
             await self.games.box.retire(chat, message_id)
 
-    async def adopt(self, table: ChatGame, message_id: int, *, user_id: int | None) -> None:
+    async def adopt(self, game: ChatGame, message_id: int, *, user_id: int | None) -> None:
         """A message whose send timed out turned out to be showing: keep it up to date."""
-        game_id = table.game_id
+        game_id = game.game_id
 
-        def change(t: ChatGame | None) -> Write[bool]:
-            if t is None or t.game_id != game_id:
+        def change(current: ChatGame | None) -> Write[bool]:
+            if current is None or current.game_id != game_id:
                 return Write(None, False)
             if user_id is None:
-                lobby = t.phase in ("lobby", "cancelled")
-                if (t.lobby_message_id if lobby else t.table_message_id) is not None:
+                lobby = current.phase in ("lobby", "cancelled")
+                if (current.lobby_message_id if lobby else current.table_message_id) is not None:
                     return Write(None, False)
                 if lobby:
-                    t.lobby_message_id = message_id
+                    current.lobby_message_id = message_id
                 else:
-                    t.table_message_id = message_id
+                    current.table_message_id = message_id
             else:
-                seat = t.seat_of(user_id)
-                if seat is None or t.seats[seat].hand_message_id is not None:
+                seat = current.seat_of(user_id)
+                if seat is None or current.seats[seat].hand_message_id is not None:
                     return Write(None, False)
-                t.seats[seat].hand_message_id = message_id
-            return Write(t, True)
+                current.seats[seat].hand_message_id = message_id
+            return Write(current, True)
 
-        if await self.games.storage.update_table(table.chat_id, change):
+        if await self.games.storage.update_table(game.chat_id, change):
             self.stats.adopted += 1
-            self.games.box.refresh(table)
+            self.games.box.refresh(game)
 
     # --- failures -------------------------------------------------------------------
 

@@ -61,10 +61,17 @@ class Viewer:
 
 
 class Hub:
-    def __init__(self, redis: Redis, load: Callable[[int], Awaitable[ChatGame | None]]) -> None:
+    def __init__(
+        self,
+        redis: Redis,
+        load: Callable[[int], Awaitable[ChatGame | None]],
+        *,
+        state_of: StateOf | None = None,
+    ) -> None:
+        """``state_of``: what each viewer is sent (None: nothing, for tests of the index)."""
         self.redis = redis
         self.load = load
-        self.state_of: StateOf | None = None
+        self.state_of = state_of
         self.viewers: dict[int, set[Viewer]] = {}
         self._dirty: set[int] = set()
         self._refreshing: dict[int, asyncio.Task[None]] = {}

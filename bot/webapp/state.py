@@ -151,40 +151,71 @@ def button_label(action: Action, tr: Translator) -> str | None:
     return None
 
 
-def game_state(table: ChatGame, seat: int, tr: Translator, state: State | None = None) -> JsonDict:
-    """What ``seat`` sees of ``table`` (a lobby, a running or a finished game).
-    ``state``: the table's engine state when the caller has parsed it already."""
-    names = [seat_label(s, tr) for s in table.seats]
+def game_state(game: ChatGame, seat: int, tr: Translator, state: State | None = None) -> JsonDict:
+    """What ``seat`` sees of ``game`` (a lobby, a running or a finished game).
+    ``state``: the game's engine state when the caller has parsed it already."""
+    names = [seat_label(s, tr) for s in game.seats]
     base: JsonDict = {
-        "game": table.game_id,
-        "phase": table.phase,
+        "game": game.game_id,
+        "phase": game.phase,
         "seat": seat,
         "lang": tr.lang,
         "texts": texts(tr),
-        "title": table.chat_title,
+        "title": game.chat_title,
     }
-    if table.state is None:  # a lobby, or a lobby that was cancelled
-        base.update(
-            hand=[], legal=[], labels={}, table=[], trump=None, trump_suit=None, stock=0,
-            discard=0, step=0, waiting=[], deadline=None, log=[], last_bout=None,
-            players=[
-                {"seat": i, "name": names[i], "cards": 0, "role": "player", "label": "",
-                 "me": i == seat, "computer": s.computer, "waiting": False}
-                for i, s in enumerate(table.seats)
-            ],
-            prompt=plain(tr.t("lobby.hint")),
-            can_start=table.phase == "lobby" and table.creator_id == table.seats[seat].user_id,
-        )  # fmt: skip
+    if game.state is None:  # a lobby, or a lobby that was cancelled
+        base.update(_lobby_state(game, seat, names, tr))
         return base
-    state = state or table.engine_state()
-    v = view(state, seat)
-    playing = table.phase == "playing"
-    legal = v.legal_actions if playing and not table.seats[seat].computer else ()
+    v = view(state or game.engine_state(), seat)
+    playing = game.phase == "playing"
+    legal = v.legal_actions if playing and not game.seats[seat].computer else ()
     waiting = set(v.waiting_for) if playing else set()
     if not any(not isinstance(a, Swap) for a in legal):  # a swap is never waited for
         waiting.discard(seat)  # the seat may add, but this player has nothing (more) to add
+    base.update(
+        hand=[str(c) for c in v.hand],
+        legal=[str(a) for a in legal],
+        labels={str(a): label for a in legal if (label := button_label(a, tr)) is not None},
+        table=[[str(a), str(d) if d is not None else None] for a, d in v.table],
+        trump=str(v.trump_card),
+        trump_suit=v.trump_card.suit.symbol,
+        trump_in_stock=v.trump_card_in_stock,
+        stock=v.stock_count,
+        discard=v.discard_count,
+        step=v.step,
+        waiting=[{"seat": s, "name": names[s]} for s in sorted(waiting)],
+        deadline=game.turn_deadline if playing else None,
+        players=_players(game, v, seat, names, waiting, tr),
+        log=_log_lines(v, names, tr),
+        last_bout=last_bout(v.history, names, tr),
+        prompt=_prompt(game, v, seat, names, waiting, tr) if playing else "",
+        can_start=False,
+    )
+    if game.phase == "finished":
+        base["result"] = _result(game, tr)
+    return base
+
+
+def _lobby_state(game: ChatGame, seat: int, names: list[str], tr: Translator) -> JsonDict:
+    """A lobby's (or a cancelled lobby's) state: who sits where, no cards yet."""
+    return dict(
+        hand=[], legal=[], labels={}, table=[], trump=None, trump_suit=None, stock=0,
+        discard=0, step=0, waiting=[], deadline=None, log=[], last_bout=None,
+        players=[
+            {"seat": i, "name": names[i], "cards": 0, "role": "player", "label": "",
+             "me": i == seat, "computer": s.computer, "waiting": False}
+            for i, s in enumerate(game.seats)
+        ],
+        prompt=plain(tr.t("lobby.hint")),
+        can_start=game.phase == "lobby" and game.creator_id == game.seats[seat].user_id,
+    )  # fmt: skip
+
+
+def _players(
+    game: ChatGame, v: PlayerView, seat: int, names: list[str], waiting: set[int], tr: Translator
+) -> list[JsonDict]:
     players = []
-    for i, s in enumerate(table.seats):
+    for i, s in enumerate(game.seats):
         role = role_of(v, i)
         players.append(
             {
@@ -198,36 +229,20 @@ def game_state(table: ChatGame, seat: int, tr: Translator, state: State | None =
                 "waiting": i in waiting,
             }
         )
-    log: list[str] = []
-    for event in reversed(v.history):  # only the last few: a long game has hundreds
+    return players
+
+
+def _log_lines(v: PlayerView, names: list[str], tr: Translator) -> list[str]:
+    """The last ``LOG_LINES`` public events (a long game has hundreds)."""
+    lines: list[str] = []
+    for event in reversed(v.history):
         line = event_line(event, names, tr)
         if line is not None:
-            log.append(line)
-            if len(log) == LOG_LINES:
+            lines.append(line)
+            if len(lines) == LOG_LINES:
                 break
-    log.reverse()
-    base.update(
-        hand=[str(c) for c in v.hand],
-        legal=[str(a) for a in legal],
-        labels={str(a): label for a in legal if (label := button_label(a, tr)) is not None},
-        table=[[str(a), str(d) if d is not None else None] for a, d in v.table],
-        trump=str(v.trump_card),
-        trump_suit=v.trump_card.suit.symbol,
-        trump_in_stock=v.trump_card_in_stock,
-        stock=v.stock_count,
-        discard=v.discard_count,
-        step=v.step,
-        waiting=[{"seat": s, "name": names[s]} for s in sorted(waiting)],
-        deadline=table.turn_deadline if playing else None,
-        players=players,
-        log=log,
-        last_bout=last_bout(v.history, names, tr),
-        prompt=_prompt(table, v, seat, names, waiting, tr) if playing else "",
-        can_start=False,
-    )
-    if table.phase == "finished":
-        base["result"] = _result(table, tr)
-    return base
+    lines.reverse()
+    return lines
 
 
 def moved_on(game_id: str, table: ChatGame, user_id: int) -> JsonDict:

@@ -8,34 +8,50 @@ from collections.abc import Callable
 from typing import Any
 
 from redis.asyncio import Redis
-from telegram import BotCommand, BotCommandScopeAllGroupChats, BotCommandScopeAllPrivateChats
-from telegram.error import TelegramError
+from telegram import Bot
 from telegram.ext import Application, ApplicationBuilder
 
 from bot.app.ai_runner import AiRunner
 from bot.app.games import Games, Timing
-from bot.app.migration import install_migration
+from bot.app.language import Languages
+from bot.app.migration import follow_migration
 from bot.app.quarantine_notice import install_quarantine_notice
 from bot.app.recovery import RedisWatch
+from bot.app.screens import BotName, Screens
 from bot.app.turn_gate import TurnGate
 from bot.domain.bounded import BoundedDict
 from bot.ops.settings import Settings
-from bot.output.outbox import Outbox
+from bot.output.outbox import MigrationHook, Outbox
 from bot.store.replica_wait import ReplicaWait
 from bot.store.storage import Storage
+from bot.telegram import registry
+from bot.telegram.common import Members, Services
 from bot.telegram.guard import Guard
-from bot.telegram.handlers import HANDLERS_KEY, Handlers
+from bot.telegram.registry import (
+    GROUP_COMMANDS,
+    HANDLERS_KEY,
+    PRIVATE_COMMANDS,
+    publish_commands,
+)
+from bot.telegram.taps import TapRouter
 from bot.transport.fleet_pacing import send_limiter
 from bot.transport.metered_request import MeteredRequest
 from bot.wiring import miniapp as webapp
-from locales import SUPPORTED, translator
+
+__all__ = [
+    "GROUP_COMMANDS",
+    "PRIVATE_COMMANDS",
+    "build_application",
+    "games_of",
+    "publish_commands",
+    "start_services",
+    "stop_services",
+]
+App = Application[Any, Any, Any, Any, Any, Any]
 
 log = logging.getLogger(__name__)
 
-GROUP_COMMANDS = ("newgame", "rules", "stats", "language", "help")
-PRIVATE_COMMANDS = ("start", "stats", "rules", "language", "help")
 GAMES_KEY = "durak.games"
-GUARD_KEY = "durak.guard"
 WATCH_KEY = "durak.redis_watch"
 MAX_ADMIN_ANSWERS = 20_000
 
@@ -49,15 +65,7 @@ def bot_api_client(settings: Settings, *, connections: int) -> MeteredRequest:
     )
 
 
-def build_application(
-    settings: Settings,
-    redis: Redis,
-    *,
-    clock: Callable[[], float] = time.time,
-    ai_processes: int = 1,
-    set_commands: bool = True,
-) -> Application[Any, Any, Any, Any, Any, Any]:
-    """The bot, ready for ``run_polling``/``run_webhook`` (or ``start_bot`` in tests)."""
+def build_storage(settings: Settings, redis: Redis) -> Storage:
     storage = Storage(
         redis,
         finished_ttl=settings.finished_ttl,
@@ -66,21 +74,23 @@ def build_application(
         output_lease=settings.output_lease,
     )
     if settings.redis_wait_replicas:
+        # Storage takes no constructor argument for it yet (bot/store is being split).
         storage.after_commit = ReplicaWait(
             redis, settings.redis_wait_replicas, settings.redis_wait_timeout_ms
         )
-    timing = Timing(
-        settings.turn_timeout, settings.ai_delay, settings.notify_quiet, settings.throw_in_window
-    )
-    games = Games(storage, timing, AiRunner(ai_processes), clock=clock)
+    return storage
 
-    async def post_init(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+
+def build_ptb(settings: Settings, *, set_commands: bool) -> App:
+    """PTB's ``Application``, which starts and stops our services with it."""
+
+    async def post_init(app: App) -> None:
         await start_services(app, set_commands=set_commands)
 
-    async def post_stop(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    async def post_stop(app: App) -> None:
         await stop_services(app)
 
-    app = (
+    return (
         ApplicationBuilder()
         .token(settings.telegram_bot_token.get_secret_value())
         .base_url(f"{settings.telegram_api_url.rstrip('/')}/bot")
@@ -94,12 +104,21 @@ def build_application(
         .post_stop(post_stop)
         .build()
     )
-    app.bot_data[GAMES_KEY] = games
-    games.outbox = Outbox(
-        app.bot,
+
+
+def build_outbox(
+    settings: Settings,
+    bot: Bot,
+    storage: Storage,
+    screens: Screens,
+    clock: Callable[[], float],
+    on_migrated: MigrationHook,
+) -> Outbox:
+    return Outbox(
+        bot,
         storage,
-        render_group=games.render_group,
-        render_hand=games.render_hand,
+        render_group=screens.group,
+        render_hand=screens.hand,
         group_interval=settings.group_edit_interval,
         group_max_per_minute=settings.group_max_per_minute,
         calm_delay=settings.calm_delay,
@@ -107,32 +126,74 @@ def build_application(
         global_rate=settings.global_rate,
         wall_clock=clock,
         settle_delay=settings.bot_api_timeout,
+        on_migrated=on_migrated,
+        limiter=send_limiter(settings, storage.redis),
     )
-    games.outbox.limiter = send_limiter(settings, redis)
-    # The scheduler asks the turn gate first: no deadline passes on a hand not yet shown.
-    games.scheduler.fire = TurnGate(games).fire
-    guard = Guard(games)
-    guard.install(app)
-    install_migration(app, games)
+
+
+def build_games(
+    settings: Settings,
+    storage: Storage,
+    bot: Bot,
+    live: webapp.LiveLink | None,
+    *,
+    clock: Callable[[], float],
+    ai_processes: int,
+) -> Games:
+    """Languages, then the screens the outbox renders, then the games that use both."""
+    app_buttons = live.buttons if live is not None else None
+    screens = Screens(storage, Languages(storage), BotName(), app_buttons=app_buttons, clock=clock)
+    timing = Timing(
+        settings.turn_timeout, settings.ai_delay, settings.notify_quiet, settings.throw_in_window
+    )
+
+    async def migrated(old: int, new: int) -> None:
+        """The outbox's ChatMigrated answers move the records too (``games`` exists by then)."""
+        await follow_migration(games, old, new)
+
+    games = Games(
+        storage,
+        timing,
+        AiRunner(ai_processes),
+        outbox=build_outbox(settings, bot, storage, screens, clock, migrated),
+        screens=screens,
+        on_change=[live.changed] if live is not None else [],
+        # The scheduler asks the turn gate first: no deadline passes on a hand not yet shown.
+        fire_through=lambda games: TurnGate(games).fire,
+        clock=clock,
+    )
+    return games
+
+
+def build_application(
+    settings: Settings,
+    redis: Redis,
+    *,
+    clock: Callable[[], float] = time.time,
+    ai_processes: int = 1,
+    set_commands: bool = True,
+) -> App:
+    """The bot, ready for ``run_polling``/``run_webhook`` (or ``start_bot`` in tests)."""
+    storage = build_storage(settings, redis)
+    app = build_ptb(settings, set_commands=set_commands)
+    live = webapp.link(settings, storage)
+    games = build_games(settings, storage, app.bot, live, clock=clock, ai_processes=ai_processes)
+    app.bot_data[GAMES_KEY] = games
     install_quarantine_notice(games)
-    handlers = Handlers(games)
-    handlers.admins = BoundedDict(MAX_ADMIN_ANSWERS)  # forgotten answers are asked again
-    handlers.install(app)
-    app.bot_data[GUARD_KEY] = guard
+    members = Members(BoundedDict(MAX_ADMIN_ANSWERS))  # forgotten answers are asked again
+    registry.install(app, Services(games, members), Guard(games))
     app.bot_data[WATCH_KEY] = RedisWatch(games)
-    webapp.install(app.bot_data, settings, games)
+    webapp.install(app.bot_data, settings, games, live)
     return app
 
 
-def games_of(app: Application[Any, Any, Any, Any, Any, Any]) -> Games:
+def games_of(app: App) -> Games:
     games = app.bot_data[GAMES_KEY]
     assert isinstance(games, Games)
     return games
 
 
-async def start_services(
-    app: Application[Any, Any, Any, Any, Any, Any], *, set_commands: bool = True
-) -> None:
+async def start_services(app: App, *, set_commands: bool = True) -> None:
     """After ``initialize``: learn our username, set the menus, resume running games."""
     games = games_of(app)
     games.bot_username = app.bot.username
@@ -147,11 +208,11 @@ async def start_services(
     await webapp.start(app.bot_data)
 
 
-async def stop_services(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+async def stop_services(app: App) -> None:
     games = games_of(app)
-    handlers = app.bot_data.get(HANDLERS_KEY)
-    if isinstance(handlers, Handlers):
-        log.info("%s", handlers.latency_summary())
+    taps = app.bot_data.get(HANDLERS_KEY)
+    if isinstance(taps, TapRouter):
+        log.info("%s", taps.latency_summary())
     log.info("outbox at exit: %s", games.box.stats)
     watch = app.bot_data.get(WATCH_KEY)
     if isinstance(watch, RedisWatch):
@@ -161,18 +222,3 @@ async def stop_services(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     await games.scheduler.stop()
     await games.box.close()
     games.ai.close()
-
-
-async def publish_commands(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
-    """The command menu for groups and private chats, in every language."""
-    for lang in ("", *SUPPORTED):
-        tr = translator(lang or "en")
-        for scope, names in (
-            (BotCommandScopeAllGroupChats(), GROUP_COMMANDS),
-            (BotCommandScopeAllPrivateChats(), PRIVATE_COMMANDS),
-        ):
-            commands = [BotCommand(name, tr.t(f"command.{name}")) for name in names]
-            try:
-                await app.bot.set_my_commands(commands, scope=scope, language_code=lang or None)
-            except TelegramError as err:
-                log.warning("setMyCommands failed (%s, %s): %s", lang, scope.type, err)

@@ -14,22 +14,46 @@ from bot.ops.settings import Settings
 from bot.output.app_buttons import AppButtons
 from bot.output.outbox import hand_targets
 from bot.store.presence import Presence
+from bot.store.storage import Storage
 from bot.webapp.hub import Hub
 from bot.webapp.server import MiniAppServer
+from bot.webapp.views import viewer_state
 
 log = logging.getLogger(__name__)
 WEBAPP_KEY = "durak.webapp"
 
 
-class MiniApp:
-    """The server, the event hub and the hook that tells the hub about changes."""
+class LiveLink:
+    """The Mini App as the game side sees it, built before ``Games``: its buttons in the
+    chat's messages, and the hub told about every change."""
 
-    def __init__(self, settings: Settings, games: Games, **server_options: Any) -> None:
+    def __init__(self, settings: Settings, storage: Storage) -> None:
         assert settings.webapp_url is not None
         self.settings = settings
+        self.hub = Hub(storage.redis, storage.peek_table, state_of=viewer_state)
+        self.presence = Presence(storage.redis)
+        self.buttons = AppButtons(settings.webapp_url, settings.webapp_short_name, self.presence)
+
+    async def changed(self, game: ChatGame, effects: Effects) -> None:
+        if game.phase == "playing":
+            # One read for every hand: players in the app see their turn there (no new,
+            # notifying hand message), and a collapsed hand needs no refresh at all.
+            effects.in_app = await self.presence.in_app_of(game.chat_id, set(hand_targets(game)))
+            effects.notify -= effects.in_app
+        await self.hub.changed(game, self.settings.idle_ttl)
+
+
+class MiniApp:
+    """The server (built with ``Games``), the event hub and the presence marks."""
+
+    def __init__(
+        self, settings: Settings, games: Games, link: LiveLink, **server_options: Any
+    ) -> None:
+        self.settings = settings
         self.games = games
-        self.hub = Hub(games.storage.redis, games.storage.peek_table)
-        self.presence = Presence(games.storage.redis)
+        self.hub = link.hub
+        self.presence = link.presence
+        self.buttons = link.buttons
         self.server = MiniAppServer(
             games,
             self.hub,
@@ -39,16 +63,7 @@ class MiniApp:
             clock=games.clock,
             **server_options,
         )
-        self.buttons = AppButtons(settings.webapp_url, settings.webapp_short_name, self.presence)
         self.runner: web.AppRunner | None = None
-
-    async def changed(self, table: ChatGame, effects: Effects) -> None:
-        if table.phase == "playing":
-            # One read for every hand: players in the app see their turn there (no new,
-            # notifying hand message), and a collapsed hand needs no refresh at all.
-            effects.in_app = await self.presence.in_app_of(table.chat_id, set(hand_targets(table)))
-            effects.notify -= effects.in_app
-        await self.hub.changed(table, self.settings.idle_ttl)
 
     async def start(self) -> None:
         await self.hub.start()
@@ -71,13 +86,18 @@ class MiniApp:
         await self.hub.stop()
 
 
-def install(bot_data: dict[str, Any], settings: Settings, games: Games) -> MiniApp | None:
-    """With WEBAPP_URL set: the Mini App, hooked into ``games``; else nothing."""
-    if settings.webapp_url is None:
+def link(settings: Settings, storage: Storage) -> LiveLink | None:
+    """With WEBAPP_URL set: the Mini App's side of the games (pass it to ``Games``)."""
+    return LiveLink(settings, storage) if settings.webapp_url is not None else None
+
+
+def install(
+    bot_data: dict[str, Any], settings: Settings, games: Games, live: LiveLink | None
+) -> MiniApp | None:
+    """The Mini App's server for ``games``, if it has a ``live`` link; else nothing."""
+    if live is None:
         return None
-    mini_app = MiniApp(settings, games)
-    games.on_change.append(mini_app.changed)
-    games.app_buttons = mini_app.buttons
+    mini_app = MiniApp(settings, games, live)
     bot_data[WEBAPP_KEY] = mini_app
     return mini_app
 

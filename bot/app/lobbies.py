@@ -1,0 +1,87 @@
+"""Lobby and after-game use cases: what a command or a group button asks of a game.
+
+New game ids come from ``ids.new_game_id`` looked up on the module at each call, so a
+test can fix them (the same deal on every run).
+"""
+
+from __future__ import annotations
+
+from bot.app import ids
+from bot.app.games import Games
+from bot.domain import flow
+from bot.domain.flow import Person
+from bot.domain.records import AI_LEVELS, AiLevel
+
+
+async def open_lobby(games: Games, chat_id: int, title: str, creator: Person) -> None:
+    """/newgame: a lobby, with "how to play" the first time in this group."""
+    settings = await games.storage.chat_settings(chat_id)
+    first_time = not settings.how_to_shown
+    await games.run(chat_id, flow.new_lobby, chat_id, title, creator, ids.new_game_id(), first_time)
+    if first_time:
+        # Read again: a change made meanwhile (a /language) must not be undone.
+        shown = (await games.storage.chat_settings(chat_id)).model_copy(
+            update={"how_to_shown": True}
+        )
+        await games.storage.save_chat_settings(chat_id, shown)
+
+
+async def join(games: Games, chat_id: int, game_id: str, player: Person) -> bool:
+    """Seat ``player``; whether the bot can write to them in private (else they must
+    open that chat first)."""
+    await games.run(chat_id, flow.join, game_id, player)
+    return (await games.storage.user(player.user_id)).dm_open
+
+
+async def leave(games: Games, chat_id: int, game_id: str, user_id: int) -> None:
+    await games.run(chat_id, flow.leave_lobby, game_id, user_id)
+
+
+def ai_level(op: str) -> AiLevel:
+    """The level of an ``ai_<level>`` operation."""
+    return next(level for level in AI_LEVELS if op == f"ai_{level}")
+
+
+async def add_ai(games: Games, chat_id: int, game_id: str, by: int, level: AiLevel) -> None:
+    """A computer seat, named in the group's language."""
+    tr = await games.languages.group(chat_id)
+    name = str(tr.t(f"seat.ai_{level}"))
+    await games.run(chat_id, flow.add_ai, game_id, by, level, name)
+
+
+async def remove_ai(games: Games, chat_id: int, game_id: str, by: int) -> None:
+    await games.run(chat_id, flow.remove_ai, game_id, by)
+
+
+async def change_option(games: Games, chat_id: int, game_id: str, by: int, op: str) -> None:
+    await games.run(chat_id, flow.change_option, game_id, by, op)
+
+
+async def cancel(games: Games, chat_id: int, game_id: str, by: int) -> None:
+    await games.run(chat_id, flow.cancel, game_id, by)
+
+
+async def unreachable_in(games: Games, chat_id: int) -> set[int]:
+    """Who in the chat's game the bot cannot write to in private."""
+    game = await games.storage.load_table(chat_id)
+    return await games.unreachable(game) if game is not None else set()
+
+
+async def start(games: Games, chat_id: int, game_id: str, by: int) -> None:
+    unreachable = await unreachable_in(games, chat_id)
+    await games.run(chat_id, flow.start, game_id, by, unreachable)
+
+
+async def drop_unreachable(games: Games, chat_id: int, game_id: str, by: int) -> None:
+    unreachable = await unreachable_in(games, chat_id)
+    await games.run(chat_id, flow.drop_unreachable, game_id, by, unreachable)
+
+
+async def next_game(games: Games, chat_id: int, game_id: str) -> None:
+    """The next game of the series (or a new one) in a new lobby."""
+    await games.run(chat_id, flow.next_game, game_id, ids.new_game_id())
+
+
+async def fresh_lobby(games: Games, chat_id: int, game_id: str, opener: Person) -> None:
+    """An empty lobby with the finished game's rules, opened by ``opener``."""
+    await games.run(chat_id, flow.fresh_lobby, game_id, opener, ids.new_game_id())

@@ -1,0 +1,42 @@
+"""The rules of a game, in brief (/rules) or in full (its buttons)."""
+
+from __future__ import annotations
+
+from bot import render
+from bot.app.games import Games
+from bot.app.players import current_game
+from bot.domain import flow
+from bot.domain.records import ChatGame
+from bot.render import Rendered
+from engine import Rules
+from locales import Translator, rules_text
+from locales.rules_text import Section
+
+
+async def game_for_rules(
+    games: Games, chat_id: int, *, private: bool, user_id: int
+) -> ChatGame | None:
+    """In a group, its lobby or game; in private, the reader's current game (if any)."""
+    if private:
+        return await current_game(games.storage, user_id)
+    return await games.storage.load_table(chat_id)
+
+
+def brief(games: Games, game: ChatGame | None, tr: Translator) -> Rendered:
+    """The rules in brief, with buttons for the full text and each of its sections."""
+    return render.rules_message(game, games.timing, tr)
+
+
+async def full(games: Games, chat_id: int, section: Section | None, lang: str) -> list[str]:
+    """The full rules of the game in ``chat_id`` (0: the default options), or a section."""
+    game = await games.storage.load_table(chat_id) if chat_id else None
+    rules = game.rules if game is not None else Rules()
+    pace = render.table_pace(game, games.timing)
+    return rules_text(
+        rules,
+        lang,
+        turn_timeout=round(pace.turn_timeout),
+        max_timeouts=flow.TIMEOUTS_BEFORE_HANDOVER,
+        pace=pace,
+        section=section,
+    )

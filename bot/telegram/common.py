@@ -1,0 +1,110 @@
+"""What the handlers share: their services, the reply language, toasts, membership."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import MutableMapping
+from dataclasses import dataclass
+from typing import Any
+
+from telegram import CallbackQuery, Chat, User
+from telegram.constants import ChatMemberStatus, ChatType
+from telegram.error import TelegramError
+
+from bot.app.games import Games
+from bot.domain.flow import Person
+from bot.render import Rendered
+from locales import Translator
+
+log = logging.getLogger(__name__)
+ADMIN_CACHE_SECONDS = 60.0
+_MEMBER_STATUSES = (
+    ChatMemberStatus.MEMBER,
+    ChatMemberStatus.ADMINISTRATOR,
+    ChatMemberStatus.OWNER,
+    ChatMemberStatus.RESTRICTED,
+)
+
+
+@dataclass(frozen=True)
+class LinkToast:
+    """A toast key whose answer also opens ``url`` (a t.me deep link, which Telegram
+    allows in any callback answer) in one tap."""
+
+    key: str
+    url: str
+
+
+Toast = str | LinkToast | None
+"""What a tap's handler answers: a toast key, one with a link, or nothing."""
+
+
+class Members:
+    """Who is a member or an admin of a group, as Telegram says (admins remembered for
+    ``ADMIN_CACHE_SECONDS``: a tap must not wait for Telegram every time)."""
+
+    def __init__(self, admins: MutableMapping[tuple[int, int], tuple[float, bool]]) -> None:
+        self.admins = admins
+
+    async def is_admin(self, chat_id: int, user_id: int, bot: Any) -> bool:
+        cached = self.admins.get((chat_id, user_id))
+        now = time.monotonic()
+        if cached is not None and now - cached[0] < ADMIN_CACHE_SECONDS:
+            return cached[1]
+        try:
+            member = await bot.get_chat_member(chat_id, user_id)
+            admin = member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
+        except TelegramError:
+            admin = False
+        self.admins[(chat_id, user_id)] = (now, admin)
+        return admin
+
+    async def is_member(self, chat_id: int, user_id: int, bot: Any) -> bool:
+        try:
+            member = await bot.get_chat_member(chat_id, user_id)
+        except TelegramError:
+            return False
+        return bool(member.status in _MEMBER_STATUSES)
+
+
+@dataclass(frozen=True)
+class Services:
+    """What every handler may use."""
+
+    games: Games
+    members: Members
+
+    def say(self, chat_id: int, text: str, reply_to: int | None = None) -> None:
+        self.games.box.say(chat_id, Rendered(text), reply_to=reply_to)
+
+    async def reply_language(self, chat: Chat, user: User | None) -> Translator:
+        """The language of a command's reply in ``chat`` (see ``bot.app.language``)."""
+        private = chat.type == ChatType.PRIVATE
+        return await self.games.languages.reply(
+            chat.id,
+            private=private,
+            user_id=chat.id if private else (user.id if user else None),
+            telegram_lang=user.language_code if user else None,
+        )
+
+    async def own_language(self, user: User) -> Translator:
+        """What ``user`` alone reads (a toast, their private chat)."""
+        return await self.games.languages.person(user.id, user.language_code)
+
+
+def person(user: User, lang: str) -> Person:
+    return Person(user.id, user.full_name or user.first_name or str(user.id), lang)
+
+
+def is_private(chat: Chat) -> bool:
+    return chat.type == ChatType.PRIVATE
+
+
+async def answer(query: CallbackQuery, text: str | None, url: str | None = None) -> None:
+    """Answer the tap; the change is already stored, so a failed answer only costs
+    the spinner (Telegram times it out)."""
+    try:
+        await query.answer(text, url=url)
+    except TelegramError as err:
+        log.info("could not answer a callback query: %s", err)

@@ -1,0 +1,162 @@
+"""The group's buttons (lobby and results), routed by operation: ``GROUP_ROUTES``."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from telegram import User
+
+from bot import render
+from bot.app import lobbies
+from bot.app.players import dm_open
+from bot.domain import flow
+from bot.domain.callbacks import GroupButton, GroupOp
+from bot.domain.flow import FlowError
+from bot.domain.lobby_options import LOBBY_OPTIONS, Who
+from bot.domain.records import AI_LEVELS
+from bot.telegram.common import LinkToast, Services, Toast, person
+from bot.telegram.taps import Tap
+from locales import Translator, how_to_play, negotiate
+
+
+@dataclass(frozen=True)
+class GroupTap:
+    """A tap on a group (lobby or result) button."""
+
+    chat_id: int
+    user: User
+    game_id: str
+    op: GroupOp
+    bot: Any
+    language: Callable[[], Awaitable[Translator]]
+    """The tapper's own language (``Tap.tapper_language``)."""
+
+
+@dataclass(frozen=True)
+class GroupRoute:
+    run: Callable[[Services, GroupTap], Awaitable[Toast]]
+    """Applies the tap; returns the toast, if any."""
+    who: Who = "anyone"
+    refused: str = "toast.only_creator_manage"
+    """The toast for someone ``who`` excludes."""
+
+
+async def join(services: Services, tap: GroupTap) -> Toast:
+    me = person(tap.user, negotiate(tap.user.language_code))
+    if not await lobbies.join(services.games, tap.chat_id, tap.game_id, me):
+        # The same deep link as the lobby's first button, opened by the answer itself.
+        return LinkToast("toast.open_dm", _deep_link(services, tap))
+    return "toast.joined"
+
+
+async def how_to(services: Services, tap: GroupTap) -> Toast:
+    """The "How to play" text, in the tapper's private chat (too long for an alert)."""
+    tr = await tap.language()
+    if not await dm_open(services.games.storage, tap.user.id):
+        return LinkToast("toast.how_to_open_dm", _deep_link(services, tap))
+    services.say(tap.user.id, how_to_play(tr.lang))
+    return "toast.how_to_sent"
+
+
+def _deep_link(services: Services, tap: GroupTap) -> str:
+    return render.deep_link(services.games.bot_username, f"g{tap.chat_id}")
+
+
+async def leave(services: Services, tap: GroupTap) -> Toast:
+    await lobbies.leave(services.games, tap.chat_id, tap.game_id, tap.user.id)
+    return None
+
+
+async def add_ai(services: Services, tap: GroupTap) -> Toast:
+    level = lobbies.ai_level(tap.op)
+    await lobbies.add_ai(services.games, tap.chat_id, tap.game_id, tap.user.id, level)
+    return None
+
+
+async def remove_ai(services: Services, tap: GroupTap) -> Toast:
+    await lobbies.remove_ai(services.games, tap.chat_id, tap.game_id, tap.user.id)
+    return None
+
+
+async def change_option(services: Services, tap: GroupTap) -> Toast:
+    await lobbies.change_option(services.games, tap.chat_id, tap.game_id, tap.user.id, tap.op)
+    return None
+
+
+async def cancel(services: Services, tap: GroupTap) -> Toast:
+    await lobbies.cancel(services.games, tap.chat_id, tap.game_id, tap.user.id)
+    return None
+
+
+async def start(services: Services, tap: GroupTap) -> Toast:
+    await lobbies.start(services.games, tap.chat_id, tap.game_id, tap.user.id)
+    return None
+
+
+async def drop_unreachable(services: Services, tap: GroupTap) -> Toast:
+    await lobbies.drop_unreachable(services.games, tap.chat_id, tap.game_id, tap.user.id)
+    return None
+
+
+async def next_game(services: Services, tap: GroupTap) -> Toast:
+    await lobbies.next_game(services.games, tap.chat_id, tap.game_id)
+    return None
+
+
+async def fresh_lobby(services: Services, tap: GroupTap) -> Toast:
+    opener = person(tap.user, negotiate(tap.user.language_code))
+    await lobbies.fresh_lobby(services.games, tap.chat_id, tap.game_id, opener)
+    return None
+
+
+GROUP_ROUTES: dict[GroupOp, GroupRoute] = {
+    "join": GroupRoute(join),
+    "leave": GroupRoute(leave),
+    "remove_ai": GroupRoute(remove_ai, "manager"),
+    "start": GroupRoute(start, "manager", "toast.only_creator_start"),
+    "cancel": GroupRoute(cancel, "closer"),
+    "drop_unreachable": GroupRoute(drop_unreachable, "manager"),
+    "new": GroupRoute(next_game),
+    "lobby": GroupRoute(fresh_lobby),
+    "how_to": GroupRoute(how_to),
+    **{f"ai_{level}": GroupRoute(add_ai, "manager") for level in AI_LEVELS},
+    **{option.op: GroupRoute(change_option, option.who) for option in LOBBY_OPTIONS},
+}
+"""Every group operation a button carries; an op missing here is refused."""
+
+
+async def group_tap(services: Services, tap: Tap, button: GroupButton) -> Toast:
+    message = tap.query.message
+    if message is None:
+        raise FlowError("toast.stale")
+    route = GROUP_ROUTES.get(button.op)
+    if route is None:
+        raise FlowError("toast.invalid")
+    group = GroupTap(
+        message.chat.id,
+        tap.query.from_user,
+        button.game_id,
+        button.op,
+        tap.bot,
+        tap.tapper_language,
+    )
+    if route.who != "anyone":
+        await check_manager(services, group, route)
+    return await route.run(services, group)
+
+
+async def check_manager(services: Services, tap: GroupTap, route: GroupRoute) -> None:
+    """Refuse unless the tapper is the open lobby's creator or a group admin (or,
+    for a "closer" action, any member once the creator has been away a while)."""
+    games = services.games
+    game = await games.storage.load_table(tap.chat_id)
+    if game is None or game.game_id != tap.game_id or game.phase != "lobby":
+        raise FlowError("toast.stale")
+    if flow.may_manage(game, tap.user.id, False):
+        return
+    if route.who == "closer" and flow.creator_away(game, games.clock()):
+        return
+    if not await services.members.is_admin(tap.chat_id, tap.user.id, tap.bot):
+        raise FlowError(route.refused)

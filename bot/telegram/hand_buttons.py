@@ -1,0 +1,59 @@
+"""The buttons of a player's private hand message, routed by operation: ``HAND_ROUTES``."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from bot.app import hands
+from bot.domain.callbacks import HandButton, HandOp
+from bot.telegram.common import Services, Toast
+from bot.telegram.taps import Tap
+
+HandRoute = Callable[[Services, Tap, HandButton], Awaitable[Toast]]
+
+
+async def move(services: Services, tap: Tap, button: HandButton) -> Toast:
+    assert button.action is not None
+    user_id = tap.query.from_user.id
+    committed = await hands.move(
+        services.games, button, button.action, user_id, tap.tapper_language
+    )
+    tap.shows.append(committed)
+    return None
+
+
+async def leave_game(services: Services, tap: Tap, button: HandButton) -> Toast:
+    await hands.leave_game(services.games, button, tap.query.from_user.id)
+    return "toast.left"
+
+
+async def take_back(services: Services, tap: Tap, button: HandButton) -> Toast:
+    await hands.take_back(services.games, button, tap.query.from_user.id)
+    return "toast.taken_back"
+
+
+async def play_here(services: Services, tap: Tap, button: HandButton) -> Toast:
+    await hands.play_here(services.games, button, tap.query.from_user.id)
+    return None
+
+
+async def show_mode(services: Services, tap: Tap, button: HandButton) -> Toast:
+    """Pick, Leave and Back change only the keyboard."""
+    user_id = tap.query.from_user.id
+    await hands.show_mode(services.games, button, user_id, tap.tapper_language)
+    return None
+
+
+HAND_ROUTES: dict[HandOp, HandRoute] = {
+    "move": move,
+    "pick": show_mode,
+    "leave": show_mode,
+    "back": show_mode,
+    "leave_yes": leave_game,
+    "take_back": take_back,
+    "play_here": play_here,
+}
+
+
+async def hand_tap(services: Services, tap: Tap, button: HandButton) -> Toast:
+    return await HAND_ROUTES[button.op](services, tap, button)

@@ -1,0 +1,19 @@
+"""/help: what the bot does, and how to play."""
+
+from __future__ import annotations
+
+from telegram import Update
+from telegram.ext import ContextTypes
+
+from bot.telegram.common import Services
+from locales import how_to_play
+
+
+async def help_command(
+    services: Services, update: Update, context: ContextTypes.DEFAULT_TYPE
+) -> None:
+    chat, user = update.effective_chat, update.effective_user
+    if chat is None:
+        return
+    tr = await services.reply_language(chat, user)
+    services.say(chat.id, tr.t("help.text") + "\n\n" + how_to_play(tr.lang))

@@ -1,0 +1,108 @@
+"""The live event stream (server-sent events) of one viewer, and what the chat's hand
+does meanwhile: collapsed while the app is open, its buttons back once it closed."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+
+from aiohttp import web
+
+from bot.app.games import Games
+from bot.store.presence import REFRESH_EVERY, Presence
+from bot.webapp.hub import Hub, Viewer, dumps
+from bot.webapp.views import Seated, viewer_state
+
+KEEPALIVE = 15.0
+HEADERS = {
+    "Content-Type": "text/event-stream",
+    "Cache-Control": "no-store",
+    "X-Accel-Buffering": "no",  # nginx: pass events on at once
+}
+
+
+class LiveStreams:
+    def __init__(
+        self, games: Games, hub: Hub, presence: Presence, clock: Callable[[], float]
+    ) -> None:
+        self.games = games
+        self.hub = hub
+        self.presence = presence
+        self.clock = clock
+        self.restores: set[asyncio.Task[None]] = set()
+        self.closing = asyncio.Event()
+
+    async def serve(
+        self,
+        request: web.Request,
+        who: Seated,
+        viewer: Viewer,
+        ended: Callable[[Viewer], None],
+    ) -> web.StreamResponse:
+        """Stream ``viewer``'s states until the page goes or the server closes;
+        ``ended`` is told once the stream is over."""
+        response = web.StreamResponse(headers=HEADERS)
+        await response.prepare(request)
+        await response.write(b"retry: 1000\n\n")
+        self.hub.add(viewer)
+        chat_id, user_id = who.chat_id, who.user.user_id
+        try:
+            # Read after subscribing, so no change between the two is missed.
+            game = await self.games.storage.load_table(chat_id) or who.game
+            viewer.offer(viewer_state(game, None, viewer))
+            await self.presence.mark(chat_id, user_id)
+            self.games.box.refresh_hand(chat_id, user_id)  # collapses to "Open table"
+            await self._send_changes(response, viewer)
+        except (ConnectionResetError, asyncio.CancelledError):
+            pass
+        finally:
+            self.hub.remove(viewer)
+            ended(viewer)
+            if not self.closing.is_set():
+                self.restore_later(chat_id, user_id)
+        return response
+
+    async def _send_changes(self, response: web.StreamResponse, viewer: Viewer) -> None:
+        """Each new state as an event, a keep-alive comment when nothing changed."""
+        marked = time.monotonic()
+        while not self.closing.is_set() and not viewer.ended:
+            with contextlib.suppress(TimeoutError):
+                # A closed page is only noticed when a write fails: write often enough
+                # that the hand's buttons come back soon after the presence expires.
+                await asyncio.wait_for(viewer.wake.wait(), min(KEEPALIVE, self.presence.ttl / 3))
+            viewer.wake.clear()
+            if time.monotonic() - marked >= min(REFRESH_EVERY, self.presence.ttl / 3):
+                # Only kept, never re-made: after "Play here" the chat has the buttons
+                # until the app is opened again (a new stream).
+                await self.presence.keep(viewer.chat_id, viewer.user_id)
+                marked = time.monotonic()
+            latest = viewer.latest
+            if latest is not None and latest != viewer.sent:
+                now = dumps(self.clock())
+                payload = f'{latest[:-1]},"now":{now}}}' if latest.endswith("}") else latest
+                await response.write(f"event: state\ndata: {payload}\n\n".encode())
+                viewer.sent = latest
+            else:
+                await response.write(b": keep-alive\n\n")
+
+    def restore_later(self, chat_id: int, user_id: int) -> None:
+        """Once the app has been closed for a while, the hand's buttons come back (the
+        refresh renders the collapsed message again, unchanged, if it was reopened)."""
+
+        async def restore() -> None:
+            await asyncio.sleep(self.presence.ttl + 1)
+            self.games.box.refresh_hand(chat_id, user_id)
+
+        task = asyncio.create_task(restore())
+        self.restores.add(task)
+        task.add_done_callback(self.restores.discard)
+
+    def close(self) -> None:
+        self.closing.set()
+        for task in self.restores:
+            task.cancel()
+        for viewers in self.hub.viewers.values():
+            for viewer in viewers:
+                viewer.wake.set()

@@ -132,3 +132,18 @@ async def test_the_screen_record_and_claims_are_stored_under_those_keys() -> Non
     await store.close_screen(GROUP, screen)
     assert await redis.hgetall("durak:{-100}:screen") == {b"group": b"55:d1"}
     assert not await redis.exists("durak:{-100}:editing:group")
+
+
+def test_rating_keys_live_in_the_games_the_users_and_the_seasons_slots() -> None:
+    assert keys.pending_rating_key(GROUP, "g1") == "durak:{-100}:pending-rating:g1"
+    assert keys.rating_plan_key(GROUP, "g1") == "durak:{-100}:rating-plan:g1"
+    assert keys.user_rating_key(7, GROUP, "2026-12") == "durak:user:{7}:rating:-100:2026-12"
+    assert keys.user_rating_key(7, None, "2026-12") == "durak:user:{7}:rating:all:2026-12"
+    assert keys.rated_key(7, GROUP, "g1") == "durak:user:{7}:rated:-100:g1"
+    assert keys.rating_history_key(7) == "durak:user:{7}:rating-history"
+    assert keys.leaderboard_key(GROUP, "2026-12") == "durak:{-100}:leaderboard:2026-12"
+    assert keys.leaderboard_players_key(GROUP, "2026-12") == (
+        "durak:{-100}:leaderboard-players:2026-12"
+    )
+    assert keys.leaderboard_key(None, "2026-12") == "durak:{ratings:2026-12}:leaderboard"
+    assert keys.leaderboard_players_key(None, "2026-12") == "durak:{ratings:2026-12}:players"

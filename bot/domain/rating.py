@@ -396,6 +396,25 @@ def rate_game(
     return updates
 
 
+def apply_update(current: RatingRecord, update: RatingUpdate) -> RatingRecord:
+    """``update`` (computed from ``update.old``) applied to the record as it is now.
+
+    Usually ``current`` is ``update.old`` and the answer is ``update.new``. When another
+    game of the same player was applied in between (a game in another group counts for
+    the overall rating too), its result must not be lost: the change carries over, mu by
+    its difference, sigma by its ratio (it stays positive, and both games' shrinking of
+    the uncertainty count), the games and wins by their differences."""
+    old, new = update.old, update.new
+    if current == old:
+        return new
+    return RatingRecord(
+        mu=current.mu + (new.mu - old.mu),
+        sigma=current.sigma * (new.sigma / old.sigma),
+        games=current.games + (new.games - old.games),
+        wins=current.wins + (new.wins - old.wins),
+    )
+
+
 # --- seasons ---------------------------------------------------------------------------
 
 SeasonLength = Literal["month", "quarter", "half", "year"]
@@ -488,6 +507,7 @@ __all__ = [
     "ResultLine",
     "SeasonLength",
     "Skill",
+    "apply_update",
     "conservative",
     "display_rating",
     "finish_groups",

@@ -162,6 +162,14 @@ class ChatSettings(BaseModel):
     lang: str | None = None
     how_to_shown: bool = False
     """The first lobby here showed "How to play"; later lobbies offer it as a button."""
+    rating: bool = True
+    """The group's games are rated (``bot.domain.rating``); /settings turns it off."""
+
+    def to_json(self) -> str:
+        # Rating on (the default) is left out, so that code from before the field (extra
+        # fields are refused) still reads the settings of every group that keeps it on.
+        exclude = {"rating"} if self.rating else None
+        return self.model_dump_json(by_alias=True, exclude=exclude)
 
 
 class UserRecord(BaseModel):
@@ -192,3 +200,32 @@ class StatDelta:
     played: int = 1
     durak: int = 0
     first: int = 0
+
+
+@dataclass(frozen=True)
+class LeaderboardLine:
+    """One row of a season's leaderboard (a group's, or over all groups)."""
+
+    place: int
+    """1 for the best; players showing the same rating share a place."""
+    user_id: int
+    name: str
+    rating: int
+    """The displayed rating (``bot.domain.rating.display_rating``)."""
+    games: int
+    wins: int
+
+
+@dataclass(frozen=True)
+class RatingHistoryEntry:
+    """One rated game in a user's rating history (newest first in the store)."""
+
+    finished_at: float
+    chat_id: int
+    season: str
+    before: int
+    """The displayed rating in the group's season before the game."""
+    after: int
+    overall_before: int
+    """The same over all groups (the overall season)."""
+    overall_after: int

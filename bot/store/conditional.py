@@ -89,15 +89,26 @@ class ConditionalWrites:
         self.scripted = True
         """False once the store turned out to have no Lua: WATCH transactions from then."""
 
-    async def _run(self, script: Any, key: str, *args: Any) -> Any:
+    def register(self, source: str) -> Any:
+        """A script of another repository, to ``run`` (its keys all in one slot)."""
+        return self._redis.register_script(source)
+
+    async def run(self, script: Any, keys: list[str], *args: Any) -> Any:
+        """``script``'s answer, or None when the store turned out to have no Lua (then the
+        caller does the same step as a WATCH transaction, as it must from now on)."""
+        if not self.scripted:
+            return None
         try:
-            return await script(keys=[key], args=list(args))
+            return await script(keys=keys, args=list(args))
         except ResponseError as err:
             if "unknown command" not in str(err).lower():
                 raise
             self.scripted = False
             log.info("the store cannot run Lua scripts: leases and marks use WATCH")
             return None
+
+    async def _run(self, script: Any, key: str, *args: Any) -> Any:
+        return await self.run(script, [key], *args)
 
     async def move_if(self, key: str, member: str, score: float, new: float) -> bool:
         """Set ``member``'s score to ``new`` if it is still ``score`` (nobody else's)."""

@@ -2,8 +2,8 @@
 
 Every change is WATCH / GET / validate / change / MULTI SET EXEC, retried when another
 writer got there first: two taps at the same moment, or two processes, never lose or
-duplicate a move. A move's owed output and its pending stats join the same MULTI. An
-unreadable record is moved aside (quarantined), never overwritten.
+duplicate a move. A move's owed output, its pending stats and its pending rating join the
+same MULTI. An unreadable record is moved aside (quarantined), never overwritten.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from bot.ops import metrics
 from bot.store.conditional import MAX_RETRIES
 from bot.store.keys import lost_notice_key, moved_key, output_key, quarantine_key, table_key
 from bot.store.output import OwedChanges, OwedOutputs
+from bot.store.ratings import GameRatings
 from bot.store.stats import GameStats
 from bot.store.timers import RunningGames
 from bot.store.transactions import Lifetimes, StorageConflict, Transactions
@@ -62,6 +63,7 @@ class GameRecords:
         *,
         output: OwedOutputs,
         stats: GameStats,
+        ratings: GameRatings,
         running: RunningGames,
         quarantined: Quarantined,
     ) -> None:
@@ -69,6 +71,7 @@ class GameRecords:
         self._lives = lives
         self._output = output
         self._stats = stats
+        self._ratings = ratings
         self._running = running
         self._quarantined = quarantined
         self._shared: BoundedDict[int, tuple[bytes | str, ChatGame]] = BoundedDict(
@@ -191,14 +194,17 @@ class GameRecords:
             await pipe.unwatch()  # type: ignore[no-untyped-call]
             return Committed(write)
         owed: OwedChanges | None = None
+        rating: str | None = None
         try:
-            if write.stats:
+            if write.stats:  # the game's end: its user totals and rating are owed
                 await self._stats.index_pending(self._db.aside(pipe), chat_id, table.game_id)
+                rating = await self._ratings.stage(pipe, chat_id, table)
             owed = await self._output.stage(pipe, chat_id, write)
             pipe.multi()  # type: ignore[no-untyped-call]
             pipe.set(table_key(chat_id), table.to_json(), ex=self._lives.of_table(table.phase))
             self._output.write(pipe, chat_id, owed)
             self._stats.write(pipe, chat_id, table.game_id, write.stats)
+            self._ratings.write(pipe, chat_id, table.game_id, rating)
             await pipe.execute()
         finally:
             if owed is not None and owed.counted:

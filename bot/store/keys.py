@@ -104,6 +104,57 @@ def counted_key(user_id: int, chat_id: int, game_id: str) -> str:
     return f"durak:user:{{{user_id}}}:counted:{chat_id}:{game_id}"
 
 
+# --- ratings (bot.store.ratings) ----------------------------------------------------
+#
+# A scope is a group (its chat id) or every group together (None: "all"). A game's
+# entries live in its chat's slot, a user's ratings in the user's, and each leaderboard
+# in one slot: the group's, or its season's own for the overall one.
+
+
+def pending_rating_key(chat_id: int, game_id: str) -> str:
+    """Per finished game: the game still to rate (written with the game's end)."""
+    return f"durak:{{{chat_id}}}:pending-rating:{game_id}"
+
+
+def rating_plan_key(chat_id: int, game_id: str) -> str:
+    """Per finished game, written once: every player's rating before and after it, in
+    both scopes, which every settling worker applies (and the result lines read)."""
+    return f"durak:{{{chat_id}}}:rating-plan:{game_id}"
+
+
+def _scope(chat_id: int | None) -> str:
+    return "all" if chat_id is None else str(chat_id)
+
+
+def user_rating_key(user_id: int, chat_id: int | None, season: str) -> str:
+    """A user's rating record (``RatingRecord`` JSON) in a group's season, or overall."""
+    return f"durak:user:{{{user_id}}}:rating:{_scope(chat_id)}:{season}"
+
+
+def rated_key(user_id: int, chat_id: int, game_id: str) -> str:
+    """Once marker: the game's rating plan was applied to the user (both scopes)."""
+    return f"durak:user:{{{user_id}}}:rated:{chat_id}:{game_id}"
+
+
+def rating_history_key(user_id: int) -> str:
+    """The user's rated games, newest first, capped (``RatingHistoryEntry`` JSON)."""
+    return f"durak:user:{{{user_id}}}:rating-history"
+
+
+def leaderboard_key(chat_id: int | None, season: str) -> str:
+    """A season's leaderboard: user ids scored with their displayed rating."""
+    if chat_id is None:
+        return f"durak:{{ratings:{season}}}:leaderboard"
+    return f"durak:{{{chat_id}}}:leaderboard:{season}"
+
+
+def leaderboard_players_key(chat_id: int | None, season: str) -> str:
+    """Next to ``leaderboard_key`` (same slot): user id -> name and rating record."""
+    if chat_id is None:
+        return f"durak:{{ratings:{season}}}:players"
+    return f"durak:{{{chat_id}}}:leaderboard-players:{season}"
+
+
 # --- indexes over all chats, sharded --------------------------------------------------
 
 SHARDS: Final = 16
@@ -135,7 +186,8 @@ def output_index_key(shard: int) -> str:
 
 
 def pending_index_key(shard: int) -> str:
-    """Finished games whose user totals may still be pending ("<chat>:<game id>")."""
+    """Finished games whose user totals or rating may still be pending ("<chat>:<game
+    id>")."""
     return f"durak:{{pending:{shard}}}:games"
 
 

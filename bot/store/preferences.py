@@ -43,14 +43,12 @@ class Preferences:
 
     async def save_chat_settings(self, chat_id: int, settings: ChatSettings) -> None:
         self._languages.pop(settings_key(chat_id), None)
-        await self._db.redis.set(
-            settings_key(chat_id), settings.model_dump_json(by_alias=True), ex=self._ttl
-        )
+        await self._db.redis.set(settings_key(chat_id), settings.to_json(), ex=self._ttl)
 
     async def init_chat_lang(self, chat_id: int, lang: str) -> bool:
         """Store ``lang`` as the chat's language if it has no settings yet: true if so."""
         key = settings_key(chat_id)
-        fresh = ChatSettings(lang=lang).model_dump_json(by_alias=True)
+        fresh = ChatSettings(lang=lang).to_json()
         if await self._db.redis.set(key, fresh, nx=True, ex=self._ttl):
             self._languages.pop(key, None)
             return True
@@ -78,6 +76,11 @@ class Preferences:
         lang = (await read(of)).lang
         self._languages[key] = (lang, now + LANGUAGE_CACHE_SECONDS)
         return lang
+
+
+def read_chat_settings(raw: bytes | str | None) -> ChatSettings:
+    """Stored chat settings (``raw`` as read): the defaults when absent or unreadable."""
+    return _parse(ChatSettings, raw) or ChatSettings()
 
 
 def _parse(model: type[M], raw: bytes | str | None) -> M | None:

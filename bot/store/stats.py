@@ -3,7 +3,9 @@
 A game's end adds to the chat's totals in the move's own transaction and leaves the user
 totals it owes pending there (``pending_stats_key``, indexed in another slot first). They
 are then added once per user and game, each with its once marker (``counted_key``), by
-the worker that ended the game or, should it die, by any worker's periodic settling.
+the worker that ended the game or, should it die, by any worker's periodic settling. The
+game's rating (``bot.store.ratings``) is left pending and settled the same way, under the
+same index entry.
 """
 
 from __future__ import annotations
@@ -63,21 +65,25 @@ class GameStats:
 
     async def settle_game(self, chat_id: int, game_id: str) -> None:
         """Add a finished game to each human's totals (once per user and game, whoever
-        calls and however often), then forget the pending entry."""
+        calls and however often), then forget the pending entry (not the index entry:
+        ``unindex``, once everything else the game's end left pending is settled too)."""
         redis = self._db.redis
         raw = await redis.get(pending_stats_key(chat_id, game_id))
         if raw is not None:
             for item in json.loads(raw):
                 await self._count_once(chat_id, game_id, StatDelta(**item))
             await redis.delete(pending_stats_key(chat_id, game_id))
-        await redis.srem(
+
+    async def unindex(self, chat_id: int, game_id: str) -> None:
+        """The game's end left nothing pending any more: the settling stops looking."""
+        await self._db.redis.srem(
             pending_index_key(shard_of(chat_id, PENDING_SHARDS)), f"{chat_id}:{game_id}"
         )
 
     async def settle_pending(self, now: float, settle_game: SettleGame) -> int:
-        """Finish what a worker that died after a game's end left, each game through
-        ``settle_game``: at most every ``SETTLE_EVERY`` seconds per process. Returns how
-        many games were looked at."""
+        """Finish what a worker that died after a game's end left (its user totals, its
+        rating), each game through ``settle_game``: at most every ``SETTLE_EVERY`` seconds
+        per process. Returns how many games were looked at."""
         if now < self._next_settle:
             return 0
         self._next_settle = now + SETTLE_EVERY

@@ -1,9 +1,10 @@
 """``Storage``: the one door to Redis that the rest of the bot uses.
 
 Each concern is a repository of its own (``games``, ``output``, ``screens``, ``timers``,
-``stats``, ``preferences``, ``migration``); this façade builds them over one connection
-and keeps the methods callers know. A move's record, owed output and pending stats are
-still written in one MULTI: ``GameRecords.update`` hands its pipeline to the others.
+``stats``, ``ratings``, ``preferences``, ``migration``); this façade builds them over one
+connection and keeps the methods callers know. A move's record, owed output, pending stats
+and pending rating are still written in one MULTI: ``GameRecords.update`` hands its
+pipeline to the others.
 """
 
 from __future__ import annotations
@@ -13,7 +14,16 @@ from typing import Any, Final, TypeVar
 
 from redis.asyncio import Redis
 
-from bot.domain.records import ChatGame, ChatSettings, StatDelta, StatLine, UserRecord
+from bot.domain.rating import RatingRecord, ResultLine
+from bot.domain.records import (
+    ChatGame,
+    ChatSettings,
+    LeaderboardLine,
+    RatingHistoryEntry,
+    StatDelta,
+    StatLine,
+    UserRecord,
+)
 from bot.domain.roles import Role, hand_role
 from bot.store import owed_fields
 from bot.store.conditional import ConditionalWrites
@@ -36,6 +46,8 @@ from bot.store.migration import ChatMigration
 from bot.store.output import OUTPUT_LEASE, OwedOutputs
 from bot.store.owed import Owed, OwedOutput, Reowe, owed_of
 from bot.store.preferences import Preferences
+from bot.store.rating_codec import season_at
+from bot.store.ratings import GameRatings, RatingBoards
 from bot.store.screens import HandShown, Screen, ScreenBusy, Screens
 from bot.store.stats import SETTLE_EVERY, GameStats
 from bot.store.timers import TIMER_LEASE, RunningGames, Timers
@@ -76,6 +88,8 @@ class Storage:
         conditional = ConditionalWrites(redis, db.transaction)  # one: it learns "no Lua" once
         self._output = OwedOutputs(db, conditional, lives, lease_seconds=output_lease)
         self._stats = GameStats(db, lives)
+        self._boards = RatingBoards(db, conditional)
+        self._ratings = GameRatings(db, lives, self._boards)
         self._timers = Timers(db, conditional)
         self._running = RunningGames(db, self._timers)
         self._games = GameRecords(
@@ -83,6 +97,7 @@ class Storage:
             lives,
             output=self._output,
             stats=self._stats,
+            ratings=self._ratings,
             running=self._running,
             quarantined=self._quarantined,
         )
@@ -251,8 +266,11 @@ class Storage:
     # --- statistics ---------------------------------------------------------------------
 
     async def settle_game_stats(self, chat_id: int, game_id: str) -> None:
-        """Add a finished game to each human's totals, once per user and game."""
+        """Add a finished game to each human's totals and rate it, once per user and game;
+        the game stays indexed for the periodic settling until both are done."""
         await self._stats.settle_game(chat_id, game_id)
+        await self._ratings.settle_game(chat_id, game_id)
+        await self._stats.unindex(chat_id, game_id)
 
     async def settle_pending_stats(self, now: float) -> int:
         """Settle what a worker that died after a game's end left: games looked at."""
@@ -263,6 +281,29 @@ class Storage:
 
     async def user_stats(self, user_id: int) -> StatLine:
         return await self._stats.user_stats(user_id)
+
+    # --- ratings ------------------------------------------------------------------------
+
+    async def rating_lines(
+        self, chat_id: int, game_id: str, *, overall: bool = False
+    ) -> dict[int, ResultLine]:
+        """Each rated player's result line of the game, by user id (the group's season,
+        or ``overall``); empty when it was not rated (or is not yet)."""
+        return await self._ratings.result_lines(chat_id, game_id, overall=overall)
+
+    async def top(
+        self, chat_id: int | None, season: str, min_games: int, limit: int
+    ) -> list[LeaderboardLine]:
+        """A season's leaderboard: the group's, or over all groups (``chat_id`` None)."""
+        return await self._boards.top(chat_id, season, min_games, limit)
+
+    async def user_rating(self, user_id: int, chat_id: int | None, season: str) -> RatingRecord:
+        """A user's rating in a group's season (or overall); a newcomer's if none."""
+        return await self._boards.user_rating(user_id, chat_id, season)
+
+    async def rating_history(self, user_id: int, limit: int) -> list[RatingHistoryEntry]:
+        """The user's latest rated games, newest first."""
+        return await self._boards.history(user_id, limit)
 
     # --- chat settings, users, languages ------------------------------------------------
 
@@ -323,6 +364,7 @@ __all__ = [
     "output_index_key",
     "output_key",
     "running_key",
+    "season_at",
     "settings_key",
     "shard_of",
     "stats_key",

@@ -1,8 +1,12 @@
-"""A game's end: the finishing order, stats, the series score, and the next lobby."""
+"""A game's end: the finishing order, stats, the rating's view, the series score, and the
+next lobby."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from bot.domain.flow.common import LOBBY_LIFETIME, Effects, FlowError, Moment, Outcome, Person
+from bot.domain.rating import Computer, FinishedGame, Human, Participant, game_from_state
 from bot.domain.records import ChatGame, Seat, StatDelta
 from engine import GameResult, State, result
 
@@ -40,6 +44,31 @@ def finish(
         effects.stats.append(
             StatDelta(seat.user_id, seat.name, durak=int(i in losers), first=int(i == first_out))
         )
+
+
+def rated_game(game: ChatGame) -> FinishedGame | None:
+    """How a finished game ended as the rating sees it (``bot.domain.rating``), read from
+    what ``finish`` left in the record: the engine's history (who went out together),
+    its durak, the seats (a human who left or was handed to the computer is still the
+    human at that seat), who left, and partners' teams. None when there is nothing to
+    rate: no game was played out, or no human took part.
+
+    The durak is the engine's, not the bot's (a leaver, ``forced_durak``): the model ranks
+    leavers last on their own, below the durak the cards made. Only a game ended early,
+    without one, takes the leaver as its durak, so that who went out still ranks first."""
+    if game.phase != "finished" or game.state is None:
+        return None
+    seats: list[Participant] = [
+        Human(seat.user_id) if seat.user_id is not None else Computer(seat.ai or "normal")
+        for seat in game.seats
+    ]
+    if not any(isinstance(seat, Human) for seat in seats):
+        return None
+    left = [i for i, seat in enumerate(game.seats) if seat.left]
+    rated = game_from_state(game.engine_state(), seats, left)
+    if rated.durak is None and game.forced_durak is not None:
+        rated = replace(rated, durak=game.forced_durak)
+    return rated
 
 
 def series_over(game: ChatGame) -> bool:

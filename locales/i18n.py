@@ -33,7 +33,18 @@ from engine.cards import Card
 
 SUPPORTED: Final[tuple[str, ...]] = ("en", "es", "de", "pt", "ru", "uk")
 DEFAULT: Final = "en"
-DOMAINS: Final[tuple[str, ...]] = ("bot", "rules")
+_CORE_DOMAINS: Final = ("bot", "rules")
+
+
+def _domains() -> tuple[str, ...]:
+    """``bot`` and ``rules`` first, then every other catalogue English has: a feature may
+    keep its texts in a domain of its own (``locales/<lang>/LC_MESSAGES/<domain>.po``)."""
+    english = resources.files("locales").joinpath(DEFAULT, "LC_MESSAGES")
+    found = sorted(f.name.removesuffix(".po") for f in english.iterdir() if f.name.endswith(".po"))
+    return (*_CORE_DOMAINS, *(d for d in found if d not in _CORE_DOMAINS))
+
+
+DOMAINS: Final[tuple[str, ...]] = _domains()
 
 # Message ids of the localised rank letters (the suits stay symbols).
 _RANK_KEYS: Final = {11: "card.jack", 12: "card.queen", 13: "card.king", 14: "card.ace"}

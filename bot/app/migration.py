@@ -23,4 +23,3 @@ async def follow_migration(games: Games, old: int, new: int) -> None:
     if game is not None and game.chat_id == new:
         await games.ensure_timer(new)
         games.box.refresh(game)
-

@@ -219,12 +219,21 @@ class MessageSync(Generic[S]):
                 await ctx.storage.release_send(chat_id, showing.slot)
         replaced = showing.message_id
         if isinstance(sent, Shown) and sent.new_id is not None and replaced is not None:
-            await ctx.retire(chat_id, replaced)
-            with contextlib.suppress(RedisError):  # else the sweeper deletes it again
-                await ctx.storage.settle_output(
-                    self.message.group_id, {owed_fields.delete(chat_id, replaced): None}
-                )
+            await self._retire_replaced(chat_id, replaced)
         return sent
+
+    async def _retire_replaced(self, chat_id: int, replaced: int) -> None:
+        """Delete the message a new one replaced. Its delete was stored owed with the new
+        id: it is cleared only once done, so a failed delete is left to the sweeper."""
+        try:
+            await self.context.retire(chat_id, replaced)
+        except TelegramError as err:
+            log.info("chat %s: message %s left for the sweeper: %s", chat_id, replaced, err)
+            return
+        with contextlib.suppress(RedisError):  # else the sweeper deletes it again
+            await self.context.storage.settle_output(
+                self.message.group_id, {owed_fields.delete(chat_id, replaced): None}
+            )
 
     async def _send_claimed(
         self, chat_id: int, showing: S, screen: Screen, digest: str
@@ -258,7 +267,11 @@ class MessageSync(Generic[S]):
             log.info(
                 "chat %s: deleting message %s, sent but never stored", chat_id, screen.unstored
             )
-            await self.context.retire(chat_id, screen.unstored)
+            try:
+                await self.context.retire(chat_id, screen.unstored)
+            except TelegramError as err:  # still noted: the next refresh tries again
+                log.info("chat %s: message %s not deleted yet: %s", chat_id, screen.unstored, err)
+                return
         screen.unstored = None
 
     async def _close_screen(self, screen: Screen) -> None:

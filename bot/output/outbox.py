@@ -28,7 +28,7 @@ from typing import Any
 
 from redis.exceptions import RedisError
 from telegram import Bot, Message
-from telegram.error import Forbidden
+from telegram.error import Forbidden, TelegramError
 
 from bot.domain.bounded import BoundedDict
 from bot.domain.records import ChatGame
@@ -252,8 +252,12 @@ class Outbox:
         self._lanes.enqueue(chat_id, key, job, replace=True)
 
     async def retire(self, chat_id: int, message_id: int) -> None:
-        """Delete a message we no longer keep up to date (its buttons would mislead)."""
-        await self.context.retire(chat_id, message_id)
+        """Delete a message we no longer keep up to date (its buttons would mislead): at a
+        tap on it, so a failure now is tried again at the next tap."""
+        try:
+            await self.context.retire(chat_id, message_id)
+        except TelegramError as err:
+            log.info("chat %s: message %s not deleted at a tap: %s", chat_id, message_id, err)
 
     # --- the process around it ------------------------------------------------------------
 

@@ -81,7 +81,8 @@ class OwedWork:
             return None
 
         field = owed_fields.delete(chat_id, message_id)
-        job = OutputJob(work=work, repeatable=False, account=group_id, settles=(field,))
+        # Repeatable: a delete that may have happened already is harmless to repeat.
+        job = OutputJob(work=work, repeatable=True, account=group_id, settles=(field,))
         self.lanes.enqueue(chat_id, ("retire", message_id), job)
 
     async def settle(self, job: OutputJob) -> None:

@@ -14,7 +14,7 @@ import warnings
 from typing import Any
 
 from telegram import Bot, InlineKeyboardMarkup, Message
-from telegram.error import BadRequest, RetryAfter, TelegramError
+from telegram.error import BadRequest, Forbidden, RetryAfter
 
 log = logging.getLogger(__name__)
 
@@ -100,10 +100,13 @@ class BotApi:
         )
 
     async def delete_message(self, chat_id: int, message_id: int) -> bool:
-        """True when deleted; a message that cannot be deleted is left as it is."""
+        """True when deleted; False when Telegram refuses for good (gone already, too old,
+        not ours, the chat closed to us). Anything else (a 5xx, the network, a flood
+        wait, a timeout) raises, so the delete is tried again: deleting twice is harmless,
+        an old hand left in a chat is not."""
         try:
             await self.bot.delete_message(chat_id, message_id)
-        except TelegramError as err:
+        except (BadRequest, Forbidden) as err:
             log.debug("could not delete %s/%s: %s", chat_id, message_id, err)
             return False
         return True

@@ -340,7 +340,10 @@ class ChatLanes(Generic[J]):
             lane.pacer.back_off(self.settings.settle_delay)
             self._requeue(lane, key, job)
             return
-        if (transient(err) and job.repeatable) or job.attempts < MAX_ATTEMPTS:
+        # A 5xx or a network error means Telegram did nothing: a one-off message (a
+        # result, an announcement) is as safe to send again as a refresh, and dropping it
+        # would lose it for good (nothing stays owed). Only refusals give up.
+        if transient(err) or job.attempts < MAX_ATTEMPTS:
             self.counters.retried += 1
             lane.pacer.back_off(backoff_seconds(job.attempts))
             self._requeue(lane, key, job)

@@ -18,6 +18,7 @@ import socket
 import sys
 import webbrowser
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from sandbox.emulator import BotApiEmulator
@@ -25,6 +26,7 @@ from sandbox.emulator.httputil import is_loopback
 from sandbox.web import SandboxWeb
 from sandbox.web.botprocess import BotProcess, bot_environment
 from sandbox.web.miniapp import MiniAppLauncher
+from sandbox.web.store import sandbox_store
 
 BOT_ID = 7000000001
 BOT_USERNAME = "durak_sandbox_bot"
@@ -84,6 +86,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="do not enforce Telegram's flood limits in the emulator",
     )
+    parser.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="keep games and statistics in DIR, for later runs given the same DIR "
+        "(default: a fresh temporary directory, removed when the sandbox stops)",
+    )
     args = parser.parse_args(argv)
     if not is_loopback(args.host):
         parser.error(
@@ -126,7 +134,16 @@ async def _first(*tasks: asyncio.Task[Any]) -> None:
     await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
 
 
-async def serve(args: argparse.Namespace) -> int:
+def _say_where_data_lives(env: dict[str, str], data_dir: Path, *, kept: bool) -> None:
+    if env["REDIS_URL"]:
+        say("games and statistics are kept in the Redis of REDIS_URL")
+    elif kept:
+        say(f"games and statistics are kept in {data_dir}")
+    else:
+        say(f"games and statistics are kept in {data_dir} (fresh; removed when it stops)")
+
+
+async def serve(args: argparse.Namespace, data_dir: Path) -> int:
     emulator, site, token = build(rate_limits=not args.no_rate_limits)
     try:
         await emulator.start(args.host, args.port)
@@ -138,7 +155,9 @@ async def serve(args: argparse.Namespace) -> int:
     _on_stop_signals(stop)
     webapp_port = free_loopback_port()
     site.mini_app = MiniAppLauncher(token, f"http://127.0.0.1:{webapp_port}")
-    bot = BotProcess(bot_environment(os.environ, token, emulator.url, webapp_port), echo=echo)
+    env = bot_environment(os.environ, token, emulator.url, webapp_port, data_dir=data_dir)
+    _say_where_data_lives(env, data_dir, kept=args.data_dir is not None)
+    bot = BotProcess(env, echo=echo)
     tasks: list[asyncio.Task[Any]] = []
     try:
         await bot.start()
@@ -194,10 +213,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     if isinstance(sys.stdout, io.TextIOWrapper):
         # The bot's log has non-ASCII text; a non-UTF-8 console must not crash us.
         sys.stdout.reconfigure(errors="backslashreplace")
-    try:
-        code = asyncio.run(serve(args))
-    except KeyboardInterrupt:  # only where signal handlers are unavailable
-        code = 130
+    with sandbox_store(args.data_dir) as data_dir:
+        try:
+            code = asyncio.run(serve(args, data_dir))
+        except KeyboardInterrupt:  # only where signal handlers are unavailable
+            code = 130
     sys.exit(code)
 
 

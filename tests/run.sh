@@ -9,6 +9,8 @@ command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 # redis-cli builds the Redis Cluster of tests/test_cluster.py (Debian: redis-tools).
 command -v redis-cli >/dev/null 2>&1 || need_apt+=(redis-tools)
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+# The browser tests' screenshots show emoji (🤖, ⚙️, 📖) as a phone does, not as boxes.
+fc-list 2>/dev/null | grep -qi "Noto Color Emoji" || need_apt+=(fonts-noto-color-emoji)
 if ((${#need_apt[@]})); then
   echo "tests/run.sh: installing ${need_apt[*]} from Debian's packages" >&2
   sudo_cmd=()

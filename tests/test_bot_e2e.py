@@ -10,7 +10,7 @@ import pytest
 from support.harness import Harness, hand_buttons, open_lobby, play_out, press, pressable
 
 from bot.app import ids as game_ids
-from bot.domain import flow
+from bot.domain import callbacks, flow
 from bot.domain.flow import FlowError
 from engine import legal_actions
 from sandbox.emulator import RateLimits
@@ -87,7 +87,11 @@ async def test_six_seats_three_humans_three_computers(
         await open_dms(h, ANN, BOB, CAROL)
         lobby = await lobby_with(h, [ANN, BOB, CAROL], ["Easy", "Easy", "Normal"])
         await h.wait_text(GROUP, "6. 🤖 Normal AI")
-        await press(h, BOB, GROUP, lobby.message_id, text="+ AI Easy")  # a 7th seat
+        # A full table offers neither Join nor "+ AI" (the flow refuses a 7th seat too).
+        await h.emu.wait_for(
+            lambda: "Join" not in buttons_of(h.emu.message(GROUP, lobby.message_id))
+        )
+        assert not any("+ AI" in b for b in buttons_of(h.emu.message(GROUP, lobby.message_id)))
         answer = await press(h, ANN, GROUP, lobby.message_id, text="Start")
         assert answer.text is None
         result = await play_out(h, GROUP, [ANN, BOB, CAROL])
@@ -113,10 +117,17 @@ async def test_lobby_permissions_and_second_newgame(make_harness: Any) -> None:
         assert "Only the lobby creator or a group admin" in answer.text
         answer = await press(h, BOB, GROUP, lobby.message_id, text="Cancel")
         assert "Only the lobby creator or a group admin" in answer.text
-        answer = await press(h, BOB, GROUP, lobby.message_id, text="Deck: 36")
+        answer = await press(h, BOB, GROUP, lobby.message_id, text="⚙️ Options")
         assert "Only" in answer.text
-        await press(h, ANN, GROUP, lobby.message_id, text="Deck: 36")
+        await press(h, ANN, GROUP, lobby.message_id, text="⚙️ Options")
+        await h.emu.wait_for(lambda: "✓ 36" in h.emu.message(GROUP, lobby.message_id).button_texts)
+        answer = await press(h, BOB, GROUP, lobby.message_id, text="52")
+        assert "Only" in answer.text
+        answer = await press(h, ANN, GROUP, lobby.message_id, text="52")
+        assert answer.text == "✓ Deck: 52"  # the tapper sees the change at once
         await h.wait_text(GROUP, "Deck: 52")
+        await press(h, ANN, GROUP, lobby.message_id, text="‹ Back")
+        await h.emu.wait_for(lambda: "Start" in h.emu.message(GROUP, lobby.message_id).button_texts)
         await h.emu.user_sends(BOB, GROUP, "/newgame")
         note = await h.wait_text(GROUP, "lobby is already open")
         assert note.reply_to_message_id == lobby.message_id
@@ -483,8 +494,12 @@ async def test_series_continues_with_next_game(make_harness: Any) -> None:
         await h.start_bot()
         await open_dms(h, ANN)
         lobby = await lobby_with(h, [ANN], ["Easy"])
-        await press(h, ANN, GROUP, lobby.message_id, text="Series: 1")
+        await press(h, ANN, GROUP, lobby.message_id, text="⚙️ Options")
+        await h.emu.wait_for(lambda: "✓ 1" in buttons_of(h.emu.message(GROUP, lobby.message_id)))
+        await press(h, ANN, GROUP, lobby.message_id, text="3")
         await h.wait_text(GROUP, "Series: 3")
+        await press(h, ANN, GROUP, lobby.message_id, text="‹ Back")
+        await h.emu.wait_for(lambda: "Start" in buttons_of(h.emu.message(GROUP, lobby.message_id)))
         await press(h, ANN, GROUP, lobby.message_id, text="Start")
         result = await play_out(h, GROUP, [ANN])
         assert "Series after game 1 of 3" in result.text
@@ -544,8 +559,21 @@ async def test_partners_two_against_two_to_the_end(make_harness: Any) -> None:
         answer = await press(h, ANN, GROUP, lobby.message_id, text="+ AI Normal")
         assert answer.text is None
         await h.wait_text(GROUP, "4. 🤖 Normal AI")
-        await press(h, ANN, GROUP, lobby.message_id, text="Partners: off")
+        await press(h, ANN, GROUP, lobby.message_id, text="⚙️ Options")
+        await h.emu.wait_for(
+            lambda: "Partners" in buttons_of(h.emu.message(GROUP, lobby.message_id))
+        )
+        answer = await press(
+            h,
+            ANN,
+            GROUP,
+            lobby.message_id,
+            data=callbacks.encode_group((await h.table(GROUP)).game_id, "partners", 1),
+        )
+        assert answer.text == "✓ Partners: on"
         await h.wait_text(GROUP, "Partners: on")
+        await press(h, ANN, GROUP, lobby.message_id, text="‹ Back")
+        await h.emu.wait_for(lambda: "Start" in buttons_of(h.emu.message(GROUP, lobby.message_id)))
         await press(h, ANN, GROUP, lobby.message_id, text="Start")
         table = await h.wait_text(GROUP, "team A")
         assert "team B" in table.text

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from conftest import BOT_USERNAME, Harness, hand_buttons, open_lobby, press
-from support.harness import pressable
+from support.harness import pressable, set_options
 
 from engine import Rules, must_act, waiting_for
 from locales import how_to_play, rules_short, rules_text, visible_text
@@ -178,7 +178,7 @@ async def test_rules_short_then_full_and_private_rules_follow_the_current_game(
         assert len(brief.text) <= SHORT_LIMIT
         # A transfer game runs: private /rules describes it, not the default.
         lobby = await open_lobby(h, GROUP, ANN)
-        await press(h, ANN, GROUP, lobby.message_id, text="Transfer: off")
+        await set_options(h, ANN, GROUP, lobby.message_id, transfer="perevodnoy")
         await press(h, ANN, GROUP, lobby.message_id, text="+ AI Easy")
         await h.wait_text(GROUP, "2. ")
         await press(h, ANN, GROUP, lobby.message_id, text="Start")
@@ -250,7 +250,9 @@ async def test_how_to_play_is_shown_once_per_group_then_a_button(make_harness: A
         assert how_to.splitlines()[0] in visible_text(first.text or "")
         assert "📖 How to play" not in first.button_texts
         await press(h, ANN, GROUP, first.message_id, text="Cancel")
-        await h.wait_text(GROUP, "cancel")
+        await h.wait_text(GROUP, "Cancel this game?")
+        await press(h, ANN, GROUP, first.message_id, text="Yes, cancel")
+        await h.wait_text(GROUP, "cancelled")
         second = await open_lobby(h, GROUP, ANN)
         assert how_to.splitlines()[0] not in visible_text(second.text or "")
         answer = await press(h, ANN, GROUP, second.message_id, text="📖 How to play")

@@ -26,6 +26,7 @@ from bot.app import ids as game_ids
 from bot.domain import callbacks
 from bot.domain.callbacks import GroupOp
 from bot.domain.flow import TIMEOUTS_BEFORE_HANDOVER
+from bot.domain.lobby_options import OPTIONS_BY_OP
 from bot.store.storage import table_key
 from bot.wiring.application import GROUP_COMMANDS, PRIVATE_COMMANDS, publish_commands
 from engine import Rules
@@ -87,7 +88,28 @@ BUTTONS = (
     "rules.button.taking",
     "rules.button.options",
     "rules.button.ending",
+    "lobby.options_button",
+    "lobby.options_back",
+    "lobby.cancel_yes",
+    "lobby.cancel_no",
+    "lobby.option_deck",
+    "lobby.option_throw_in",
+    "lobby.option_transfer",
+    "lobby.option_series",
+    "lobby.option_partners",
+    "lobby.option_pace",
 )
+# The options screen's value buttons: a value's text or a number, the current one marked.
+VALUES = (
+    "option.on",
+    "option.off",
+    "option.throw_in_all",
+    "option.throw_in_neighbours",
+    "option.pace_relaxed",
+    "option.pace_normal",
+    "option.pace_fast",
+)
+NUMBER_VALUE = re.compile(r"(?:✓ )?\d+")
 RANK = r"(?:10|[2-9]|[A-ZА-ЯЁ])"
 SUIT = "[♠♥♦♣]\ufe0f?"  # red suits carry the emoji selector (issue 11)
 CARD = re.compile(rf"(?<!\w)({RANK}){SUIT}")
@@ -134,25 +156,39 @@ def leftovers(lang: str, texts: Iterable[str]) -> dict[str, str]:
     return found
 
 
+def catalogue_text(lang: str, key: str) -> tuple[str, ...]:
+    """The forms of message ``key`` in ``lang``, from whichever domain holds it."""
+    return next(texts[key] for d in DOMAINS if key in (texts := message_texts(lang, d)))
+
+
 def template(lang: str, key: str) -> re.Pattern[str]:
     """A message as a pattern: its placeholders match anything."""
-    text = visible_text(message_texts(lang, "bot")[key][0])
+    text = visible_text(catalogue_text(lang, key)[0])
     return re.compile(".+".join(re.escape(part) for part in re.split(r"\{\w+\}", text)))
+
+
+def value_label(lang: str, key: str) -> re.Pattern[str]:
+    """An option value's button on the options screen, marked or not."""
+    return re.compile("(?:✓ )?" + re.escape(visible_text(catalogue_text(lang, key)[0])))
 
 
 def wrong_labels(lang: str, labels: Iterable[str]) -> list[str]:
     """Button labels that are neither one of ``lang``'s button texts nor plain cards,
     or that match an English button text."""
-    own = [template(lang, key) for key in BUTTONS]
+    own = [template(lang, key) for key in BUTTONS] + [value_label(lang, k) for k in VALUES]
     english = [
         template(DEFAULT, key)
         for key in BUTTONS
-        if message_texts(DEFAULT, "bot")[key] != message_texts(lang, "bot")[key]
+        if catalogue_text(DEFAULT, key) != catalogue_text(lang, key)
+    ] + [
+        value_label(DEFAULT, k)
+        for k in VALUES
+        if catalogue_text(DEFAULT, k) != catalogue_text(lang, k)
     ]
     names = {language_name(code) for code in SUPPORTED}
     wrong = []
     for label in set(labels):
-        if label in names or CARDS_ONLY.fullmatch(label):
+        if label in names or CARDS_ONLY.fullmatch(label) or NUMBER_VALUE.fullmatch(label):
             continue
         if not any(p.fullmatch(label) for p in own) or any(p.fullmatch(label) for p in english):
             wrong.append(label)
@@ -314,10 +350,27 @@ def last_id(h: Harness, chat_id: int) -> int:
     return message.message_id if message is not None else 0
 
 
-async def press_op(h: Harness, user: int, chat: int, message_id: int, op: GroupOp) -> Any:
-    """Press a lobby button by what it does (its label changes with the option's value)."""
-    data = callbacks.encode_group((await h.table(chat)).game_id, op)
-    return await press(h, user, chat, message_id, data=data)
+async def press_ops(
+    h: Harness, user: int, chat: int, message_id: int, ops: Iterable[GroupOp]
+) -> None:
+    """Move lobby options on by one value each, by what their buttons do (labels differ
+    by language): open the options screen, tap each next value, go back."""
+    game_id = (await h.table(chat)).game_id
+
+    def shows(op: GroupOp) -> bool:
+        message = h.emu.message(chat, message_id)
+        data = [b.get("callback_data") for row in (message.buttons if message else []) for b in row]
+        return callbacks.encode_group(game_id, op) in data
+
+    await press(h, user, chat, message_id, data=callbacks.encode_group(game_id, "options"))
+    await h.emu.wait_for(lambda: shows("options_back"), 5, what="the options screen")
+    for op in ops:
+        option = OPTIONS_BY_OP[op]
+        values = option.values
+        choice = (values.index(option.current(await h.table(chat))) + 1) % len(values)
+        await press(h, user, chat, message_id, data=callbacks.encode_group(game_id, op, choice))
+    await press(h, user, chat, message_id, data=callbacks.encode_group(game_id, "options_back"))
+    await h.emu.wait_for(lambda: shows("start"), 5, what="the lobby's buttons")
 
 
 async def wait_rules(
@@ -413,13 +466,12 @@ async def test_a_whole_game_has_no_english_left(
         lobby = await h.wait_text(GROUP, shown(tr.t("lobby.title")))
         assert (await h.games.storage.chat_settings(GROUP)).lang == lang
         assert shown(tr.t("rules.howto")) in lobby.text
-        for op in scene.options:
-            await press_op(h, PLAYER, GROUP, lobby.message_id, op)
+        await press_ops(h, PLAYER, GROUP, lobby.message_id, scene.options)
         await press(h, PLAYER, GROUP, lobby.message_id, text=tr.t("lobby.ai_easy"))
         await press(h, PLAYER, GROUP, lobby.message_id, text=tr.t("lobby.ai_normal"))
         await h.wait_text(GROUP, "3. " + tr.t("seat.ai_normal"))
         answer = await press(h, PLAYER, GROUP, lobby.message_id, text=tr.t("lobby.join"))
-        assert answer.text == tr.t("toast.already_joined")
+        assert answer.text == tr.t("lobby.already_joined")
         table = await h.table(GROUP)
         assert table.rules == scene.rules
 
@@ -612,8 +664,7 @@ async def test_rules_follow_the_lobby_and_go_to_the_readers_private_chat(
         await h.emu.user_sends(PABLO, FIRST, "/newgame")
         lobby = await h.wait_text(FIRST, shown(es.t("lobby.title")))
         ops: tuple[GroupOp, ...] = ("transfer", "deck", "deck")
-        for op in ops:
-            await press_op(h, PABLO, FIRST, lobby.message_id, op)
+        await press_ops(h, PABLO, FIRST, lobby.message_id, ops)
         await h.wait_text(FIRST, es.t("lobby.deck", deck=24))
         assert (await h.table(FIRST)).rules == lobby_rules
 

@@ -97,8 +97,9 @@ def test_the_pace_carries_to_the_next_lobby_and_shows_in_it() -> None:
     en = translator("en")
     shown = render.lobby_message(game, en, "bot", [])
     assert "Pace: fast" in shown.text
-    labels = [b.text for row in shown.markup.inline_keyboard for b in row]  # type: ignore[union-attr]
-    assert "Pace: fast" in labels
+    options = render.lobby_message(game.model_copy(update={"lobby_screen": "options"}), en, "", [])
+    labels = [b.text for row in options.markup.inline_keyboard for b in row]  # type: ignore[union-attr]
+    assert {"Pace", "normal", "✓ fast", "relaxed"} <= set(labels)
     data = callbacks.encode_group(GID, "pace")
     assert callbacks.decode(data) == callbacks.GroupButton(GID, "pace")
     game, _ = flow.start(game, at(0.0), GID, ANN.user_id, [])

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from conftest import Harness, open_lobby, press
+from support.harness import set_options
 from test_bot_feel_e2e import next_change, own_move_or_later
 
 from engine import must_act, waiting_for
@@ -24,8 +25,8 @@ WINDOW = 7.0
 TURN = 60.0
 
 
-async def fast_game(h: Harness, *options: str) -> None:
-    """Ann against an Easy computer player at the fast pace (and ``options`` pressed)."""
+async def fast_game(h: Harness, **options: Any) -> None:
+    """Ann against an Easy computer player at the fast pace (and ``options`` set)."""
     h.emu.add_user(ANN, "Ann")
     h.emu.add_user(BOB, "Bob")
     h.emu.add_group(GROUP, "Pace Club", members=[ANN, BOB], admins=[], creator=ANN)
@@ -33,10 +34,8 @@ async def fast_game(h: Harness, *options: str) -> None:
     await h.emu.user_starts_bot(ANN)
     await h.wait_text(ANN, "Hi!")
     lobby = await open_lobby(h, GROUP, ANN)
-    await press(h, ANN, GROUP, lobby.message_id, text="Pace: normal")
+    await set_options(h, ANN, GROUP, lobby.message_id, pace="fast", **options)
     await h.wait_text(GROUP, "Pace: fast")
-    for label in options:
-        await press(h, ANN, GROUP, lobby.message_id, text=label)
     await press(h, ANN, GROUP, lobby.message_id, text="+ AI Easy")
     await h.wait_text(GROUP, "2. ")
     await press(h, ANN, GROUP, lobby.message_id, text="Start")
@@ -112,7 +111,7 @@ async def test_rules_buttons_send_each_full_section_of_the_readers_game(
     make_harness: Any,
 ) -> None:
     async with make_harness(throw_in_window=WINDOW, turn_timeout=TURN) as h:
-        await fast_game(h, "Transfer: off")
+        await fast_game(h, transfer="perevodnoy")
         rules = (await h.table(GROUP)).rules
         assert rules.transfer
         pace = TablePace("fast", TURN / 2, WINDOW / 2)

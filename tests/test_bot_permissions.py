@@ -49,10 +49,10 @@ async def test_only_the_creator_or_an_admin_adds_or_removes_computer_seats(
         assert len((await h.table(GROUP)).seats) == 2
         assert (await press(h, ANN, GROUP, lobby.message_id, text="+ AI Hard")).text is None
         await h.wait_text(GROUP, "3. 🤖 Hard AI")
-        answer = await press(h, BOB, GROUP, lobby.message_id, text="− AI")
+        answer = await press(h, BOB, GROUP, lobby.message_id, text="− 🤖 Hard AI")
         assert answer.text == EN.t("toast.only_creator_manage")
         # The group's creator is an admin: she may.
-        assert (await press(h, CAROL, GROUP, lobby.message_id, text="− AI")).text is None
+        assert (await press(h, CAROL, GROUP, lobby.message_id, text="− 🤖 Hard AI")).text is None
         await h.emu.wait_for(lambda: "Hard AI" not in h.emu.message(GROUP, lobby.message_id).text)
         assert [s.name for s in (await h.table(GROUP)).seats] == ["Ann", "Bob"]
 
@@ -88,6 +88,10 @@ async def test_a_lobby_whose_creator_is_gone_can_be_closed_by_any_member(
         assert answer.text == EN.t("toast.only_creator_manage")
         h.clock.advance(flow.CREATOR_AWAY + 1)
         assert (await press(h, BOB, GROUP, lobby.message_id, text="Cancel")).text is None
+        # Cancel asks first; the lobby closes only on "Yes, cancel".
+        await h.wait_text(GROUP, "Cancel this game?")
+        assert (await h.table(GROUP)).phase == "lobby"
+        assert (await press(h, BOB, GROUP, lobby.message_id, text="Yes, cancel")).text is None
         await h.wait_text(GROUP, EN.t("lobby.cancelled"))
         assert (await h.table(GROUP)).phase == "cancelled"
 

@@ -225,13 +225,21 @@ def test_lobby_render_has_every_label_and_rules_options() -> None:
         "+ AI Hard",
         "Start",
         "Cancel",
-        "Deck: 36",
-        "Throw-in: all",
-        "Transfer: off",
-        "Series: 1",
+        "⚙️ Options",
     ):
         assert word in labels
+    assert "Deck: 36 · Throw-in: all · Transfer: off · Series: 1" in content.text
     assert "Waiting for Bob" in content.text
+    # The options screen: each option's name, then its values with the current one marked.
+    options = render.lobby_message(
+        two_player_lobby().model_copy(update={"lobby_screen": "options"}), tr, "durak_bot", []
+    )
+    rows = [[b.text for b in row] for row in options.markup.inline_keyboard]  # type: ignore[union-attr]
+    assert ["Deck", "24", "✓ 36", "52"] in rows
+    assert ["Throw-in", "✓ all", "neighbours"] in rows
+    assert ["Transfer", "✓ off", "on"] in rows
+    assert ["Series", "✓ 1", "3", "5", "10"] in rows
+    assert rows[-1] == ["‹ Back"] and all("Start" not in row for row in rows)
 
 
 def test_big_tables_stay_within_telegram_limits() -> None:
@@ -282,8 +290,9 @@ def test_partners_only_with_four_or_six_seats() -> None:
     assert four.rules.partners
     # Someone leaves: partners stays on (so it can be switched off) but cannot start.
     five, _ = flow.add_ai(four.model_copy(deep=True), T0, GID, 1, "easy", "Easy")
-    shown = render.lobby_message(five, tr, "b", [])
-    assert "Partners: on" in [b.text for row in shown.markup.inline_keyboard for b in row]  # type: ignore[union-attr]
+    shown = render.lobby_message(five.model_copy(update={"lobby_screen": "options"}), tr, "b", [])
+    rows = [[b.text for b in row] for row in shown.markup.inline_keyboard]  # type: ignore[union-attr]
+    assert ["Partners", "off", "✓ on"] in rows and "Partners: on" in shown.text
     with pytest.raises(FlowError, match="partners_seats"):
         flow.start(five, T0, GID, 1, [])
     game, _ = flow.start(four, T0, GID, 1, [])
@@ -305,16 +314,20 @@ def test_each_lobby_option_cycles_through_its_values_and_shows_them() -> None:
     tr = translator("en")
     for option in LOBBY_OPTIONS:
         game = four_seat_lobby()
+        game.lobby_screen = "options"
         seen = []
         for _ in option.values:
             seen.append(option.current(game))
+            index = option.values.index(option.current(game))
             labels = [
                 b.text
                 for row in render.lobby_message(game, tr, "b", []).markup.inline_keyboard  # type: ignore[union-attr]
                 for b in row
-                if b.callback_data == callbacks.encode_group(GID, option.op)
+                if b.callback_data == callbacks.encode_group(GID, option.op, index)
             ]
-            assert len(labels) == 1 and labels[0] in render.rules_summary(game, tr)
+            assert len(labels) == 1 and labels[0].startswith("✓ ")
+            assert labels[0][2:] in render.option_label(option, game, tr)
+            assert render.option_label(option, game, tr) in render.rules_summary(game, tr)
             game, _ = flow.change_option(game, T0, GID, 1, option.op)
         assert sorted(map(str, seen)) == sorted(map(str, option.values))
         assert option.current(game) == seen[0]

@@ -26,6 +26,8 @@ from bot.domain.callbacks import CallbackError, GroupButton, HandButton, decode
 from engine import Attack, Beat, Pass, Take
 from locales import translator, visible_text
 from sandbox.main import parse_args
+from sandbox.web.botprocess import bot_environment
+from sandbox.web.store import sandbox_store
 
 # Quick computer players and no self-imposed pacing, so a game takes seconds. The turn
 # timeout stays long enough that the moves are really the test's clicks.
@@ -69,6 +71,11 @@ class Sandbox:
         found = re.search(r"python -m bot \(pid (\d+)\)", self.log)
         return int(found.group(1)) if found else None
 
+    def data_dir(self) -> Path | None:
+        """The fresh store the sandbox said it uses (a temporary directory)."""
+        found = re.search(r"games and statistics are kept in (\S+) \(fresh", self.log)
+        return Path(found.group(1)) if found else None
+
 
 async def _read_output(sandbox: Sandbox, ready: asyncio.Event) -> None:
     # Always drained: a full pipe would block the sandbox's prints.
@@ -106,7 +113,12 @@ async def sandbox(tmp_path: Path) -> AsyncIterator[Sandbox]:
     try:
         async with asyncio.timeout(60):
             await ready.wait()
+        # A fresh store outside the checkout (here the working directory): never ./data.
+        data = box.data_dir()
+        assert data is not None and data.is_dir() and not (tmp_path / "data").exists(), box.log
+        assert not data.is_relative_to(tmp_path)
         yield box
+        assert not (tmp_path / "data").exists()
         # Ctrl-C stops everything cleanly: the bot first, then the server.
         proc.send_signal(signal.SIGINT)
         async with asyncio.timeout(20):
@@ -118,6 +130,7 @@ async def sandbox(tmp_path: Path) -> AsyncIterator[Sandbox]:
         assert pid is not None
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+        assert not data.exists(), "the run's store is removed when it stops"
     finally:
         if proc.returncode is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -202,6 +215,23 @@ async def play_to_the_end(page: Page, deadline: float) -> int:
 
 
 # ---------------------------------------------------------------------- tests
+
+
+def test_each_run_gets_a_fresh_store_unless_told_to_keep_one(tmp_path: Path) -> None:
+    env = bot_environment({"DATA_DIR": "./data"}, "1:x", "http://127.0.0.1:1", data_dir=tmp_path)
+    assert env["DATA_DIR"] == str(tmp_path)  # never the checkout's ./data
+    with sandbox_store(None) as first:
+        (first / "appendonlydir").mkdir()
+    with sandbox_store(None) as second:
+        assert second != first and list(second.iterdir()) == []
+    assert not first.exists() and not second.exists()
+    kept = tmp_path / "kept"
+    with sandbox_store(str(kept)) as chosen:
+        (chosen / "appendonly.aof").write_text("games")
+    with sandbox_store(str(kept)) as again:
+        assert (again / "appendonly.aof").read_text() == "games"
+    assert parse_args(["--data-dir", str(kept)]).data_dir == str(kept)
+    assert parse_args([]).data_dir is None
 
 
 def test_refuses_a_non_loopback_host(capsys: pytest.CaptureFixture[str]) -> None:

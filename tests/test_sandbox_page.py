@@ -6,6 +6,7 @@ deletes, toasts, alerts, URL buttons, several tabs) is checked exactly and quick
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 from support.browser import ARTIFACTS, browser, join
 from telegram import (
@@ -24,8 +26,18 @@ from telegram import (
     InlineKeyboardMarkup,
     Update,
 )
-from test_sandbox import Sandbox, callback_data, en, group_button, sandbox  # noqa: F401
+from test_sandbox import (  # noqa: F401
+    WAIT_FOR_TURN,
+    Sandbox,
+    callback_data,
+    choose_move,
+    en,
+    group_button,
+    sandbox,
+)
 
+from bot.domain.callbacks import HandButton, decode
+from engine import Take
 from sandbox.emulator import BotApiEmulator
 from sandbox.main import BOT_USERNAME, build
 from sandbox.web import FIRST_USER_ID, GROUP_ID, SandboxWeb
@@ -373,3 +385,82 @@ async def test_no_button_label_overflows_on_a_390_px_phone(
         )
         assert await page.evaluate(OVERFLOWING_BUTTONS) == []
         await page.screenshot(path=ARTIFACTS / "phone-390-hand.png")
+
+
+async def test_six_at_the_table_and_a_defence_at_phone_width(
+    sandbox: Sandbox,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    async with browser(tmp_path / "profile") as context:
+        page = context.pages[0] if context.pages else await context.new_page()
+        await page.set_viewport_size({"width": 390, "height": 844})
+        await join(page, sandbox.url, "Ann")
+        await page.fill("#pane-group input[name=text]", "/newgame")
+        await page.press("#pane-group input[name=text]", "Enter")
+        newest = page.locator("#messages-group .msg[data-from=bot] >> nth=-1")
+        await newest.locator("button[data-callback]").first.wait_for()
+        selector = f'#messages-group .msg[data-id="{await newest.get_attribute("data-id")}"]'
+        lobby = page.locator(selector)
+        datas = await callback_data(page, selector)
+        await lobby.locator("button[data-url]").click()  # open the private chat
+        await page.locator("#messages-private .msg[data-from=bot]").first.wait_for()
+        await show_chat(page, "group")
+
+        # The options screen: every value a button, the current one marked.
+        await lobby.locator(f'button[data-callback="{group_button(datas, "options")}"]').click()
+        await lobby.locator("button", has_text="✓ 36").wait_for()
+        assert await page.evaluate(OVERFLOWING_BUTTONS) == []
+        await page.screenshot(path=ARTIFACTS / "phone-390-lobby-options.png")
+        back = await callback_data(page, selector)
+        await lobby.locator(f'button[data-callback="{group_button(back, "options_back")}"]').click()
+        await lobby.locator(f'button[data-callback="{group_button(datas, "start")}"]').wait_for()
+
+        for count, op in enumerate(("ai_easy", "ai_normal", "ai_hard", "ai_easy", "ai_normal"), 2):
+            await lobby.locator(f'button[data-callback="{group_button(datas, op)}"]').click()
+            await lobby.filter(has_text=f"({count}/6)").wait_for()
+        # A full table: no Join and no "+ AI"; "−" names the seat it removes.
+        labels = await lobby.locator("button").all_inner_texts()
+        assert not any(label in ("Join", en("lobby.ai_easy")) for label in labels), labels
+        assert "− " + en("seat.ai_normal") in labels
+        await page.screenshot(path=ARTIFACTS / "phone-390-lobby-full.png")
+        await lobby.locator(f'button[data-callback="{group_button(datas, "start")}"]').click()
+
+        table = page.locator("#messages-group .msg[data-from=bot]").filter(
+            has_text=en("table.my_cards")
+        )
+        await table.wait_for()
+        await page.evaluate(
+            """(label) => [...document.querySelectorAll('#messages-group .msg[data-from=bot]')]
+                .filter(m => m.textContent.includes(label)).pop()?.scrollIntoView()""",
+            en("table.my_cards"),
+        )
+        assert await page.evaluate(OVERFLOWING_BUTTONS) == []
+        await page.screenshot(path=ARTIFACTS / "phone-390-table-six.png")
+
+        # Ann plays (pass, else her first card) until she must defend; that hand is shot.
+        await show_chat(page, "private")
+        seen = ""
+        for _ in range(200):
+            handle = await page.wait_for_function(
+                WAIT_FOR_TURN, arg=[seen, en("result.title")], timeout=60_000, polling="raf"
+            )
+            turn = await handle.json_value()
+            assert not turn["over"], "the game ended before Ann defended"
+            seen = turn["sig"]
+            moves = [b for b in map(decode, turn["data"]) if isinstance(b, HandButton)]
+            if any(isinstance(b.action, Take) for b in moves):
+                break
+            move = choose_move(turn["data"])
+            if move is not None:
+                hand = f'#messages-private .msg[data-id="{turn["id"]}"]'
+                with contextlib.suppress(PlaywrightError):
+                    await page.locator(f'{hand} button[data-callback="{move}"]').click(timeout=2000)
+        else:
+            raise AssertionError("Ann never had to defend")
+        await page.evaluate(
+            "(id) => document.querySelector(`#messages-private .msg[data-id='${id}']`)"
+            ".scrollIntoView({block: 'end'})",
+            turn["id"],
+        )
+        assert await page.evaluate(OVERFLOWING_BUTTONS) == []
+        await page.screenshot(path=ARTIFACTS / "phone-390-defence.png")

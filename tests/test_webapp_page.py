@@ -7,6 +7,7 @@ reads the signed init data from the URL fragment, as the real one does.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import time
 from collections.abc import AsyncIterator
@@ -29,7 +30,10 @@ from support.webapp import (
     webapp_settings,
 )
 
+from bot.app import ids as game_ids
+from bot.domain import flow
 from bot.webapp.server import TELEGRAM_JS
+from engine import Attack, legal_actions
 
 pytestmark = pytest.mark.filterwarnings("ignore:Deprecated since version v22.2")
 
@@ -96,7 +100,8 @@ async def body(page: Page, key: str) -> str:
 
 CHANGED = """([step]) => document.body.dataset.step !== step
     || document.body.dataset.phase !== 'playing'
-    || document.querySelector('#hand .card.chosen') !== null"""
+    || document.querySelector('#hand .card.chosen') !== null
+    || document.querySelector('#hand .card.selected') !== null"""
 STEP_CHANGED = """([step]) => document.body.dataset.step !== step
     || document.body.dataset.phase !== 'playing'"""
 MY_TURN_OR_CHANGED = """([step]) => document.body.dataset.step !== step
@@ -123,6 +128,10 @@ async def app_move(page: Page) -> bool:
             if await page.locator("#hand .card.chosen").count():
                 # This card beats several table cards: tap the one to beat.
                 await page.locator(".pair .card.target").first.click()
+                await page.wait_for_function(STEP_CHANGED, arg=[step])
+            elif await page.locator("#hand .card.selected").count():
+                # This card may join others of its rank: play the selection as it is.
+                await page.locator("#actions button.send-selection").click()
                 await page.wait_for_function(STEP_CHANGED, arg=[step])
             return True
     return False
@@ -249,3 +258,53 @@ async def test_screenshots_phone_and_desktop_light_and_dark(
                 shots.append(path)
                 await view.close()
         assert all(p.stat().st_size > 10_000 for p in shots)
+
+
+def leading_pair_game_id(computers: int) -> tuple[str, tuple[str, ...]]:
+    """A game id (found the same way every run) whose deal lets Ann, seat 0, lead with
+    several cards at a table of Ann and ``computers`` computer seats; and those cards."""
+    moment = flow.Moment(0.0, flow.Timing(turn_timeout=60.0, ai_delay=1.0, notify_quiet=0.0))
+    for n in itertools.count():
+        gid = f"mp{n:04d}"
+        game, _ = flow.new_lobby(None, moment, GROUP, "Card Club", flow.Person(ANN, "Ann"), gid)
+        for _ in range(computers):
+            game, _ = flow.add_ai(game, moment, gid, ANN, "easy", "Easy")
+        game, _ = flow.start(game, moment, gid, ANN, [])
+        state = game.engine_state()
+        pairs = [a for a in legal_actions(state, 0) if isinstance(a, Attack) and len(a.cards) == 2]
+        if state.attacker == 0 and pairs:
+            return gid, tuple(str(c) for c in pairs[0].cards)
+    raise AssertionError  # pragma: no cover
+
+
+async def test_several_cards_are_selected_then_played_with_one_button(
+    make_harness: Any, context: BrowserContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gid, pair = leading_pair_game_id(2)
+    monkeypatch.setattr(game_ids, "new_game_id", lambda: gid)
+    async with make_harness(**webapp_settings()) as h:
+        await h.start_bot()
+        await seat_people(h, ANN)
+        assert await start_game(h, [ANN], ["Easy", "Easy"]) == gid
+        page = await open_app(context, app_url(h, gid, ANN))
+        # No button per combination: attacks are made by tapping cards.
+        assert await page.locator("#actions button[data-action^='attack']").count() == 0
+        assert await page.locator("#opponents .player.waiting").count() == 0  # Ann leads
+        await page.click(f"#hand .card[data-card='{pair[0]}']")
+        play = page.locator("#actions button.send-selection")
+        await play.wait_for()
+        assert await play.inner_text() == f"Attack with {pair[0]}"
+        await page.click(f"#hand .card[data-card='{pair[1]}']")
+        await page.locator("#actions button.send-selection", has_text=" ".join(pair)).wait_for()
+        assert await page.locator("#hand .card.selected").count() == 2
+        assert await page.locator("#actions button[data-action^='attack']").count() == 1
+        ARTIFACTS.mkdir(exist_ok=True)
+        await page.screenshot(path=ARTIFACTS / "webapp-multi-attack-390.png", full_page=True)
+        step = await body(page, "step")
+        await play.click()
+        await page.wait_for_function(STEP_CHANGED, arg=[step])
+        await page.locator(".pair").nth(1).wait_for()
+        assert await page.locator("#hand .card.selected").count() == 0
+        # The game waits on one seat at most (the defender, or Ann to throw in): never on
+        # every opponent at once.
+        assert await page.locator("#opponents .player.waiting").count() <= 1

@@ -10,7 +10,7 @@ from bot.app import ids
 from bot.app.games import Games
 from bot.domain import flow
 from bot.domain.flow import Person
-from bot.domain.records import AI_LEVELS, AiLevel
+from bot.domain.records import AI_LEVELS, AiLevel, ChatGame, LobbyScreen
 
 
 async def open_lobby(games: Games, chat_id: int, title: str, creator: Person) -> None:
@@ -53,8 +53,21 @@ async def remove_ai(games: Games, chat_id: int, game_id: str, by: int) -> None:
     await games.run(chat_id, flow.remove_ai, game_id, by)
 
 
-async def change_option(games: Games, chat_id: int, game_id: str, by: int, op: str) -> None:
-    await games.run(chat_id, flow.change_option, game_id, by, op)
+async def change_option(
+    games: Games, chat_id: int, game_id: str, by: int, op: str, choice: int | None = None
+) -> ChatGame:
+    """Set option ``op`` to its value number ``choice``, or (a button from before the
+    options screen) move it to its next value; the lobby as it now is."""
+    if choice is None:
+        return await games.run(chat_id, flow.change_option, game_id, by, op)
+    return await games.run(chat_id, flow.choose_option, game_id, by, op, choice)
+
+
+async def show_screen(
+    games: Games, chat_id: int, game_id: str, by: int, screen: LobbyScreen
+) -> ChatGame:
+    """Switch the lobby's keyboard (options, "cancel it?", or back to its buttons)."""
+    return await games.run(chat_id, flow.show_screen, game_id, by, screen)
 
 
 async def cancel(games: Games, chat_id: int, game_id: str, by: int) -> None:

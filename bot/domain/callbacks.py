@@ -6,6 +6,9 @@ private chat: ``h:<chat>:<game>:<step>:<op><cards>`` (the step the keyboard was 
 see ``without_steps``). A card is one character (its
 index into a 52-letter alphabet), so the data always fits Telegram's 64 bytes.
 Decoding is strict: anything not produced by ``encode_*`` raises ``CallbackError``.
+
+A lobby option's button on the options screen carries the number of the value it sets
+after its op (``g:<game>:d2``); without one (older keyboards) it moves to the next value.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ _SEAT_AND_GAME_CODES: Final[dict[str, GroupOp]] = {
     "j": "join", "l": "leave", "e": "ai_easy", "n": "ai_normal", "h": "ai_hard",
     "s": "start", "x": "cancel", "N": "new", "R": "remove_ai", "u": "drop_unreachable",
     "L": "lobby", "H": "how_to",
+    "o": "options", "b": "options_back", "X": "cancel_yes", "K": "cancel_no",
 }  # fmt: skip
 _GROUP_CODES: Final[dict[str, GroupOp]] = {
     **_SEAT_AND_GAME_CODES,
@@ -72,7 +76,8 @@ HAND_CODES: Final[dict[str, HandCode]] = {
 _MOVE_CODES: Final = {entry.move: code for code, entry in HAND_CODES.items() if entry.move}
 _OP_CODES: Final = {entry.op: code for code, entry in HAND_CODES.items() if entry.move is None}
 
-_GROUP_RE: Final = re.compile(r"g:([a-z0-9]{6}):([A-Za-z])")
+_GROUP_RE: Final = re.compile(r"g:([a-z0-9]{6}):([A-Za-z])(\d)?")
+_OPTION_VALUES: Final = {option.op: len(option.values) for option in LOBBY_OPTIONS}
 _LANG_RE: Final = re.compile(r"l:([a-z]{2})")
 _RULES_RE: Final = re.compile(r"r:(-?\d{1,20})(?::([a-z]))?")
 _SECTION_CODES: Final[dict[Section, str]] = {
@@ -100,6 +105,8 @@ class CallbackError(ValueError):
 class GroupButton:
     game_id: str
     op: GroupOp
+    choice: int | None = None
+    """A lobby option's button on the options screen: the index of the value it sets."""
 
 
 @dataclass(frozen=True)
@@ -145,8 +152,11 @@ def _checked(data: str) -> str:
     return data
 
 
-def encode_group(game_id: str, op: GroupOp) -> str:
-    return _checked(f"g:{game_id}:{_GROUP_OPS[op]}")
+def encode_group(game_id: str, op: GroupOp, choice: int | None = None) -> str:
+    if choice is not None and not 0 <= choice < _OPTION_VALUES.get(op, 0):
+        raise ValueError(f"no value {choice} for {op!r}")
+    tail = "" if choice is None else str(choice)
+    return _checked(f"g:{game_id}:{_GROUP_OPS[op]}{tail}")
 
 
 def encode_rules(chat_id: int, section: Section | None = None) -> str:
@@ -212,7 +222,11 @@ def decode(data: str) -> Button:
         op = _GROUP_CODES.get(m[2])
         if op is None:
             raise CallbackError("unknown group op")
-        return GroupButton(m[1], op)
+        if m[3] is None:
+            return GroupButton(m[1], op)
+        if int(m[3]) >= _OPTION_VALUES.get(op, 0):
+            raise CallbackError("no such value")
+        return GroupButton(m[1], op, int(m[3]))
     if m := _LANG_RE.fullmatch(data):
         return LanguageButton(m[1])
     if m := _RULES_RE.fullmatch(data):

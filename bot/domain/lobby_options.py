@@ -2,7 +2,8 @@
 
 The callback codec takes each row's code, the handlers its permission, the flow its
 field and values, the rendering its label. Adding an option is one row here plus its
-texts in the catalogues (the label, and a text per value unless it is shown as is).
+texts in the catalogues (the label, its name on the options screen, ``lobby.option_<op>``,
+and a text per value unless it is shown as is).
 Most rows set a rule of the game (a ``Rules`` field); a row with ``on="table"`` sets a
 field of the chat's game record instead (the pace: how the bot runs the table, not a
 rule of Durak).
@@ -61,11 +62,19 @@ class LobbyOption:
     def current(self, game: ChatGame) -> Any:
         return getattr(game.rules if self.on == "rules" else game, self.field)
 
+    @property
+    def name(self) -> str:
+        """Catalogue key of the option's name, as the options screen heads its row."""
+        return f"lobby.option_{self.op}"
+
     def following(self, game: ChatGame) -> ChatGame:
         """A copy of ``game`` with this option moved to its next value."""
         current = self.current(game)
         index = self.values.index(current) if current in self.values else -1
-        value = self.values[(index + 1) % len(self.values)]
+        return self.set_to(game, self.values[(index + 1) % len(self.values)])
+
+    def set_to(self, game: ChatGame, value: Any) -> ChatGame:
+        """A copy of ``game`` with this option set to ``value`` (one of ``values``)."""
         if self.on == "table":
             return game.model_copy(update={self.field: value})
         rules = Rules.parse({**game.rules.model_dump(), self.field: value})

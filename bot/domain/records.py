@@ -19,6 +19,9 @@ AI_LEVELS: tuple[AiLevel, ...] = ("easy", "normal", "hard")
 Phase = Literal["lobby", "playing", "finished", "cancelled"]
 Pace = Literal["relaxed", "normal", "fast"]
 PACES: tuple[Pace, ...] = ("relaxed", "normal", "fast")
+LobbyScreen = Literal["main", "options", "cancel"]
+"""Which keyboard the lobby message shows: its buttons, the options screen, or the
+question whether to cancel it."""
 _OLD_SERIES_FIELDS = frozenset({"series_played", "series_durak", "dealer"})
 
 
@@ -86,6 +89,10 @@ class ChatGame(BaseModel):
     lobby_message_id: int | None = None
     show_how_to: bool = True
     """The lobby shows the "How to play" text (the group's first) or a button for it."""
+    lobby_screen: LobbyScreen = "main"
+    """The lobby message's keyboard (one for everyone: it is a group message). Stored
+    here so the screen survives a restart and another worker; "main" is left out of the
+    JSON like a normal pace, so it needs no schema version of its own."""
     turn_deadline: float | None = None
     ai_due: float | None = None
     reminder_due: float | None = None
@@ -151,8 +158,10 @@ class ChatGame(BaseModel):
         # A normal pace is left out, so the record stays readable by code from before the
         # field (extra fields are refused): a rolling deploy or a rollback only trips on
         # tables set to another pace.
-        exclude = {"pace"} if self.pace == "normal" else None
-        return self.model_dump_json(by_alias=True, exclude=exclude)
+        exclude = {"pace"} if self.pace == "normal" else set()
+        if self.lobby_screen == "main":
+            exclude.add("lobby_screen")
+        return self.model_dump_json(by_alias=True, exclude=exclude or None)
 
 
 class ChatSettings(BaseModel):

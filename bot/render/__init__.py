@@ -8,7 +8,7 @@ Nothing here talks to Telegram or Redis. One module per message: ``lobby``, ``ta
 from bot.render.common import MAX_TEXT, Rendered, deep_link, seat_name
 from bot.render.hand import hand_closed, hand_message
 from bot.render.language import language_picker
-from bot.render.lobby import cancelled, lobby_message, rules_summary
+from bot.render.lobby import cancelled, lobby_message, option_label, rules_summary
 from bot.render.results import results_message
 from bot.render.rules import rules_message, table_pace
 from bot.render.stats import group_stats, user_stats
@@ -25,6 +25,7 @@ __all__ = [
     "language_picker",
     "lobby_message",
     "moved_on_change",
+    "option_label",
     "results_message",
     "rules_message",
     "rules_summary",

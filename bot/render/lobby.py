@@ -1,8 +1,16 @@
-"""The lobby message: options, seats and the buttons to change them."""
+"""The lobby message: options, seats and the buttons to change them.
+
+A group message has one keyboard for everyone, so it shows only buttons that can do
+something for someone: no Join or "+ AI" at a full table, "Remove players I can't
+reach" only when someone is. The lobby has three keyboards (``ChatGame.lobby_screen``):
+its buttons; the options, each value a button with the current one marked; and the
+question whether to cancel it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
+from typing import Any
 
 from telegram import InlineKeyboardButton
 
@@ -11,9 +19,14 @@ from bot.domain.callbacks import GroupOp
 from bot.domain.lobby_options import LOBBY_OPTIONS, LobbyOption
 from bot.domain.records import AI_LEVELS, ChatGame
 from bot.render.common import Rendered, deep_link, markup, seat_name
-from bot.render.labels import pack
+from bot.render.labels import pack, row_fits
 from engine.rules import MAX_PLAYERS
 from locales import Html, Translator, how_to_play
+
+CHOSEN = "✓ "
+"""Marks the current value on the options screen."""
+Button = Callable[..., InlineKeyboardButton]
+"""Makes a group button of the lobby: ``(label, op, choice=None)``."""
 
 
 def option_label(option: LobbyOption, game: ChatGame, tr: Translator) -> Html:
@@ -24,9 +37,20 @@ def option_label(option: LobbyOption, game: ChatGame, tr: Translator) -> Html:
     return tr.t(option.label, **{option.arg: shown})
 
 
+def value_text(option: LobbyOption, value: Any, tr: Translator) -> str:
+    """One value as the options screen shows it: "36", "neighbours", "on"."""
+    keys = option.value_keys
+    return str(tr.t(keys[value])) if keys is not None else str(value)
+
+
 def rules_summary(game: ChatGame, tr: Translator) -> Html:
     shown = [o for o in LOBBY_OPTIONS if o.offered(game)]
     return Html(" · ".join(option_label(o, game, tr) for o in shown))
+
+
+def seat_limit(game: ChatGame) -> int:
+    """How many the table seats: the deck's real maximum (24 cards seat four)."""
+    return min(MAX_PLAYERS, game.rules.max_players)
 
 
 def lobby_message(
@@ -42,43 +66,99 @@ def lobby_message(
                 total=game.rules.series_length,
             )
         )
-    # The deck's real maximum: 24 cards seat four.
-    seats = min(MAX_PLAYERS, game.rules.max_players)
-    lines.append(tr.t("lobby.players", count=len(game.seats), max=seats))
+    lines.append(tr.t("lobby.players", count=len(game.seats), max=seat_limit(game)))
     for i, seat in enumerate(game.seats, 1):
         lines.append(f"{i}. {seat_name(seat, tr)}")
-    waiting = [
-        s.shown_name for s in game.seats if s.user_id is not None and s.user_id in unreachable
-    ]
+    waiting = [s for s in game.seats if s.user_id is not None and s.user_id in unreachable]
     if waiting:
-        lines.append(tr.t("lobby.waiting_dm", names=", ".join(waiting)))
+        names = ", ".join(s.shown_name for s in waiting)
+        lines.append(tr.t("lobby.waiting_dm", names=names))
     lines.append(tr.t("lobby.hint"))
     if game.show_how_to:
         lines += ["", how_to_play(tr.lang)]
+    if game.lobby_screen == "options":
+        lines += ["", tr.t("lobby.options_screen")]
+    elif game.lobby_screen == "cancel":
+        lines += ["", tr.t("lobby.cancel_question")]
     gid = game.game_id
 
-    def b(label: str, op: GroupOp) -> InlineKeyboardButton:
-        return InlineKeyboardButton(label, callback_data=callbacks.encode_group(gid, op))
+    def b(label: str, op: GroupOp, choice: int | None = None) -> InlineKeyboardButton:
+        data = callbacks.encode_group(gid, op, choice)
+        return InlineKeyboardButton(label, callback_data=data)
 
-    options = [b(option_label(o, game, tr), o.op) for o in LOBBY_OPTIONS if o.offered(game)]
     rows: list[list[InlineKeyboardButton]] = []
     if waiting:
         # First: without it the game cannot start.
         url = deep_link(bot_username, f"g{game.chat_id}")
         rows.append([InlineKeyboardButton(tr.t("lobby.open_dm"), url=url)])
-    rows += pack([b(tr.t("lobby.join"), "join"), b(tr.t("lobby.leave"), "leave")])
-    computers = [b(tr.t(f"lobby.ai_{level}"), f"ai_{level}") for level in AI_LEVELS]
-    if any(s.user_id is None for s in game.seats):
-        computers.append(b(tr.t("lobby.remove_ai"), "remove_ai"))
-    rows += pack(computers, 4)
-    # Rows as full as each language's labels allow, so no value is ever cut off.
-    rows += pack(options, 2)
-    rows += pack([b(tr.t("lobby.start"), "start"), b(tr.t("lobby.cancel"), "cancel")])
-    if waiting:
-        rows += pack([b(tr.t("lobby.drop_unreachable"), "drop_unreachable")])
-    if not game.show_how_to:
-        rows += pack([b(tr.t("lobby.how_to"), "how_to")])
+    rows += _seat_rows(game, tr, b)
+    if game.lobby_screen == "options":
+        rows += _options_rows(game, tr, b)
+    else:
+        # Someone the creator may remove: the creator themselves is told to open the chat.
+        stranded = any(s.user_id != game.creator_id for s in waiting)
+        rows += _main_rows(game, tr, b, stranded)
     return Rendered("\n".join(lines), markup(rows))
+
+
+def _full(game: ChatGame) -> bool:
+    return len(game.seats) >= seat_limit(game)
+
+
+def _seat_rows(game: ChatGame, tr: Translator, b: Button) -> list[list[InlineKeyboardButton]]:
+    """Join (while a seat is free) and Leave: on every screen, so nobody waits to sit."""
+    seats = [b(tr.t("lobby.leave"), "leave")]
+    if not _full(game):
+        seats.insert(0, b(tr.t("lobby.join"), "join"))
+    return pack(seats)
+
+
+def _main_rows(
+    game: ChatGame, tr: Translator, b: Button, stranded: bool
+) -> list[list[InlineKeyboardButton]]:
+    computers = (
+        [] if _full(game) else [b(tr.t(f"lobby.ai_{lvl}"), f"ai_{lvl}") for lvl in AI_LEVELS]
+    )
+    last_computer = next((s for s in reversed(game.seats) if s.user_id is None), None)
+    if last_computer is not None:
+        # Names the seat it removes: the last computer seated.
+        computers.append(b(tr.t("lobby.remove_ai", name=seat_name(last_computer, tr)), "remove_ai"))
+    rows = pack(computers, 4)
+    extras = [b(tr.t("lobby.options_button"), "options")]
+    if not game.show_how_to:
+        extras.append(b(tr.t("lobby.how_to"), "how_to"))
+    rows += pack(extras)
+    if game.lobby_screen == "cancel":
+        rows += pack(
+            [b(tr.t("lobby.cancel_yes"), "cancel_yes"), b(tr.t("lobby.cancel_no"), "cancel_no")]
+        )
+    else:
+        rows += pack([b(tr.t("lobby.start"), "start"), b(tr.t("lobby.cancel"), "cancel")])
+    if stranded:
+        rows += pack([b(tr.t("lobby.drop_unreachable"), "drop_unreachable")])
+    return rows
+
+
+def _options_rows(game: ChatGame, tr: Translator, b: Button) -> list[list[InlineKeyboardButton]]:
+    """One row per option offered: its name (the name opens nothing new: it answers
+    how to change it), then each value, the current one marked."""
+    rows: list[list[InlineKeyboardButton]] = []
+    for option in LOBBY_OPTIONS:
+        if not option.offered(game):
+            continue
+        current = option.current(game)
+        values = [
+            b((CHOSEN if value == current else "") + value_text(option, value, tr), option.op, i)
+            for i, value in enumerate(option.values)
+        ]
+        name = b(tr.t(option.name), "options")
+        group = [name, *values]
+        if row_fits([button.text for button in group]):
+            rows.append(group)
+        else:  # a long name or value: the name heads the values' rows
+            rows += [[name], *pack(values)]
+    rows.append([b(tr.t("lobby.options_back"), "options_back")])
+    return rows
 
 
 def cancelled(tr: Translator) -> Rendered:

@@ -36,8 +36,15 @@ class LinkToast:
     url: str
 
 
-Toast = str | LinkToast | None
-"""What a tap's handler answers: a toast key, one with a link, or nothing."""
+@dataclass(frozen=True)
+class Said:
+    """A toast already written in the tapper's language (it names what they changed)."""
+
+    text: str
+
+
+Toast = str | LinkToast | Said | None
+"""What a tap's handler answers: a toast key, one with a link, a text, or nothing."""
 
 
 class Members:

@@ -14,9 +14,9 @@ from bot.app.players import dm_open
 from bot.domain import flow
 from bot.domain.callbacks import GroupButton, GroupOp
 from bot.domain.flow import FlowError
-from bot.domain.lobby_options import LOBBY_OPTIONS, Who
-from bot.domain.records import AI_LEVELS
-from bot.telegram.common import LinkToast, Services, Toast, person
+from bot.domain.lobby_options import LOBBY_OPTIONS, OPTIONS_BY_OP, Who
+from bot.domain.records import AI_LEVELS, LobbyScreen
+from bot.telegram.common import LinkToast, Said, Services, Toast, person
 from bot.telegram.taps import Tap
 from locales import Translator, how_to_play, negotiate
 
@@ -32,6 +32,8 @@ class GroupTap:
     bot: Any
     language: Callable[[], Awaitable[Translator]]
     """The tapper's own language (``Tap.tapper_language``)."""
+    choice: int | None = None
+    """An option's value number, from a button of the options screen."""
 
 
 @dataclass(frozen=True)
@@ -81,8 +83,30 @@ async def remove_ai(services: Services, tap: GroupTap) -> Toast:
 
 
 async def change_option(services: Services, tap: GroupTap) -> Toast:
-    await lobbies.change_option(services.games, tap.chat_id, tap.game_id, tap.user.id, tap.op)
-    return None
+    """Set an option; the answer says its new value at once (the message edit follows,
+    paced like every group edit)."""
+    game = await lobbies.change_option(
+        services.games, tap.chat_id, tap.game_id, tap.user.id, tap.op, tap.choice
+    )
+    tr = await tap.language()
+    label = render.option_label(OPTIONS_BY_OP[tap.op], game, tr)
+    return Said(tr.t("lobby.option_set", option=label))
+
+
+def _screen(screen: LobbyScreen) -> Callable[[Services, GroupTap], Awaitable[Toast]]:
+    async def show(services: Services, tap: GroupTap) -> Toast:
+        await lobbies.show_screen(services.games, tap.chat_id, tap.game_id, tap.user.id, screen)
+        return None
+
+    return show
+
+
+async def options(services: Services, tap: GroupTap) -> Toast:
+    """Open the options screen; on it, an option's name tells how to change it."""
+    game = await services.games.storage.load_table(tap.chat_id)
+    if game is not None and game.game_id == tap.game_id and game.lobby_screen == "options":
+        return "lobby.options_hint"
+    return await _screen("options")(services, tap)
 
 
 async def cancel(services: Services, tap: GroupTap) -> Toast:
@@ -116,7 +140,11 @@ GROUP_ROUTES: dict[GroupOp, GroupRoute] = {
     "leave": GroupRoute(leave),
     "remove_ai": GroupRoute(remove_ai, "manager"),
     "start": GroupRoute(start, "manager", "toast.only_creator_start"),
-    "cancel": GroupRoute(cancel, "closer"),
+    "cancel": GroupRoute(_screen("cancel"), "closer"),
+    "cancel_yes": GroupRoute(cancel, "closer"),
+    "cancel_no": GroupRoute(_screen("main"), "closer"),
+    "options": GroupRoute(options, "manager"),
+    "options_back": GroupRoute(_screen("main"), "manager"),
     "drop_unreachable": GroupRoute(drop_unreachable, "manager"),
     "new": GroupRoute(next_game),
     "lobby": GroupRoute(fresh_lobby),
@@ -141,6 +169,7 @@ async def group_tap(services: Services, tap: Tap, button: GroupButton) -> Toast:
         button.op,
         tap.bot,
         tap.tapper_language,
+        button.choice,
     )
     if route.who != "anyone":
         await check_manager(services, group, route)

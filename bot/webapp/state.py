@@ -22,6 +22,7 @@ from engine.events import (
     Discarded,
     Event,
     PickedUp,
+    Took,
     Transferred,
 )
 from locales import Html, Translator, visible_text
@@ -61,8 +62,13 @@ def texts(tr: Translator) -> dict[str, Any]:
         "start": "lobby.start",
         "title": "table.title",
         "empty": "table.empty",
+        "takes": "app.takes",
+        "pick_more": "app.pick_more",
     }
     out: dict[str, Any] = {name: plain(tr.t(key)) for name, key in keys.items()}
+    # Templates the page fills with the cards it has selected.
+    for name in ("attack_with", "throw_in_with"):
+        out[name] = plain(tr.t(f"app.{name}", cards="{cards}"))
     out["ranks"] = {letter: tr.rank(rank) for rank, letter in RANK_LETTERS.items()}
     return out
 
@@ -99,6 +105,25 @@ def last_bout(history: tuple[Event, ...], names: list[str], tr: Translator) -> J
     return {"pairs": pairs, "outcome": event_line(history[end], names, tr)}
 
 
+def taker(history: tuple[Event, ...]) -> int | None:
+    """The defender who declared a take in the bout under way (throw-ins may follow), from
+    the public history: a ``Took`` since the bout began, the cards not yet picked up."""
+    for event in reversed(history):
+        if isinstance(event, Took):
+            return event.player
+        if isinstance(event, BoutStarted | PickedUp | Discarded):
+            return None
+    return None
+
+
+def waits_on(v: PlayerView) -> set[int]:
+    """The seats the game waits on now: the leader or the defender; once every card is
+    beaten or the defender takes, the attackers who may still add. (While the defender
+    thinks, attackers may add too, but the game does not wait on them.)"""
+    turn = v.must_act
+    return {turn.player} if turn.player is not None else set(turn.may_add)
+
+
 def role_of(v: PlayerView, seat: int) -> str:
     if seat in v.out:
         return "out"
@@ -125,6 +150,9 @@ def _prompt(
     if seat == v.must_act.player:  # the leader or the defender: the game needs them
         return plain(tr.t("hand.prompt_defend" if v.table else "hand.prompt_lead"))
     if any(not isinstance(a, Swap) for a in v.legal_actions):
+        taking = taker(v.history)
+        if taking is not None:
+            return plain(tr.t("app.prompt_take_throw_in", name=names[taking]))
         return plain(tr.t("hand.prompt_throw_in"))
     others = ", ".join(names[s] for s in v.waiting_for if s in waiting)
     return plain(tr.t("app.waiting", names=others)) if others else plain(tr.t("hand.wait"))
@@ -172,6 +200,7 @@ def game_state(game: ChatGame, seat: int, tr: Translator, state: State | None = 
     waiting = set(v.waiting_for) if playing else set()
     if not any(not isinstance(a, Swap) for a in legal):  # a swap is never waited for
         waiting.discard(seat)  # the seat may add, but this player has nothing (more) to add
+    waited = waiting & waits_on(v)  # of those, the ones the game cannot go on without
     base.update(
         hand=[str(c) for c in v.hand],
         legal=[str(a) for a in legal],
@@ -185,10 +214,10 @@ def game_state(game: ChatGame, seat: int, tr: Translator, state: State | None = 
         step=v.step,
         waiting=[{"seat": s, "name": names[s]} for s in sorted(waiting)],
         deadline=game.turn_deadline if playing else None,
-        players=_players(game, v, seat, names, waiting, tr),
+        players=_players(game, v, seat, names, waited, tr),
         log=_log_lines(v, names, tr),
         last_bout=last_bout(v.history, names, tr),
-        prompt=_prompt(game, v, seat, names, waiting, tr) if playing else "",
+        prompt=_prompt(game, v, seat, names, waited, tr) if playing else "",
         can_start=False,
     )
     if game.phase == "finished":
@@ -203,7 +232,7 @@ def _lobby_state(game: ChatGame, seat: int, names: list[str], tr: Translator) ->
         discard=0, step=0, waiting=[], deadline=None, log=[], last_bout=None,
         players=[
             {"seat": i, "name": names[i], "cards": 0, "role": "player", "label": "",
-             "me": i == seat, "computer": s.computer, "waiting": False}
+             "me": i == seat, "computer": s.computer, "waiting": False, "taking": False}
             for i, s in enumerate(game.seats)
         ],
         prompt=plain(tr.t("lobby.hint")),
@@ -214,7 +243,9 @@ def _lobby_state(game: ChatGame, seat: int, names: list[str], tr: Translator) ->
 def _players(
     game: ChatGame, v: PlayerView, seat: int, names: list[str], waiting: set[int], tr: Translator
 ) -> list[JsonDict]:
+    """Each seat; ``waiting``: the seats the game waits on (the page marks those only)."""
     players = []
+    taking = taker(v.history) if game.phase == "playing" else None
     for i, s in enumerate(game.seats):
         role = role_of(v, i)
         players.append(
@@ -227,6 +258,7 @@ def _players(
                 "me": i == seat,
                 "computer": s.computer,
                 "waiting": i in waiting,
+                "taking": i == taking,
             }
         )
     return players

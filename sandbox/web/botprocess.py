@@ -8,19 +8,26 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 
 
 def bot_environment(
-    base: Mapping[str, str], token: str, api_url: str, webapp_port: int | None = None
+    base: Mapping[str, str],
+    token: str,
+    api_url: str,
+    webapp_port: int | None = None,
+    *,
+    data_dir: Path | None = None,
 ) -> dict[str, str]:
     """The bot's environment: ours, pointed at the emulator.
 
     Everything else (TURN_TIMEOUT, AI_DELAY, LOG_LEVEL, pacing, ...) passes through from
     the environment or the bot's own ``.env``. REDIS_URL is honoured only from the
     environment: an empty value overrides a ``.env`` entry, so a sandbox never writes
-    into a production Redis by accident.
+    into a production Redis by accident. ``data_dir`` is the bot's DATA_DIR (its private
+    redis-server's files, see ``sandbox.web.store``), whatever the environment says.
     """
     env = dict(base)
     env["TELEGRAM_BOT_TOKEN"] = token
@@ -32,6 +39,8 @@ def bot_environment(
         env["WEBAPP_PORT"] = str(webapp_port)
         env["WEBAPP_SHORT_NAME"] = ""  # no t.me links: they lead outside the sandbox
     env.setdefault("REDIS_URL", "")
+    if data_dir is not None:
+        env["DATA_DIR"] = str(data_dir)
     env["PYTHONUNBUFFERED"] = "1"  # log lines reach the console as they happen
     # A configured HTTP proxy must not intercept calls to the loopback emulator.
     for key in ("NO_PROXY", "no_proxy"):

@@ -20,6 +20,8 @@ from pydantic import SecretStr
 from redis.asyncio import Redis
 
 from bot.app.games import Games
+from bot.domain import callbacks
+from bot.domain.lobby_options import OPTIONS_BY_OP
 from bot.domain.records import ChatGame
 from bot.ops.settings import Settings
 from bot.wiring.application import build_application, games_of, start_services, stop_services
@@ -320,3 +322,27 @@ async def press(
 ) -> Any:
     handle = await h.emu.user_presses(user, chat, message_id, text=text, data=data)
     return await asyncio.wait_for(handle.answer(), 5)
+
+
+async def set_options(h: Harness, user: int, chat: int, message_id: int, **values: Any) -> None:
+    """Set lobby options as a person does: "⚙️ Options", a value's button each (``deck=52``,
+    ``transfer="perevodnoy"``: an option's op and the value it takes), "‹ Back"."""
+    game_id = (await h.table(chat)).game_id
+
+    def offers(op: str) -> bool:
+        message = h.emu.message(chat, message_id)
+        rows = message.buttons if message is not None else []
+        return callbacks.encode_group(game_id, op) in [
+            b.get("callback_data") for r in rows for b in r
+        ]
+
+    await press(h, user, chat, message_id, data=callbacks.encode_group(game_id, "options"))
+    await h.emu.wait_for(lambda: offers("options_back"), 5, what="the options screen")
+    for op, value in values.items():
+        choice = OPTIONS_BY_OP[op].values.index(value)
+        answer = await press(
+            h, user, chat, message_id, data=callbacks.encode_group(game_id, op, choice)
+        )
+        assert answer.text is not None and answer.text.startswith("✓ "), answer.text
+    await press(h, user, chat, message_id, data=callbacks.encode_group(game_id, "options_back"))
+    await h.emu.wait_for(lambda: offers("start"), 5, what="the lobby's buttons")

@@ -29,6 +29,7 @@ from bot.domain.flow.lobby import (
     add_ai,
     cancel,
     change_option,
+    choose_option,
     creator_away,
     drop_unreachable,
     first_dealer,
@@ -38,6 +39,7 @@ from bot.domain.flow.lobby import (
     new_lobby,
     open_lobby,
     remove_ai,
+    show_screen,
     start,
 )
 from bot.domain.flow.results import finish, fresh_lobby, next_game, series_over
@@ -75,6 +77,7 @@ __all__ = [
     "ai_turn",
     "cancel",
     "change_option",
+    "choose_option",
     "creator_away",
     "drop_unreachable",
     "finish",
@@ -95,6 +98,7 @@ __all__ = [
     "remove_ai",
     "schedule",
     "series_over",
+    "show_screen",
     "start",
     "table_timing",
     "take_back_seat",

@@ -23,7 +23,7 @@ from bot.domain.flow.common import (
 )
 from bot.domain.flow.turns import schedule
 from bot.domain.lobby_options import LOBBY_OPTIONS, OPTIONS_BY_OP
-from bot.domain.records import AiLevel, ChatGame, Seat
+from bot.domain.records import AiLevel, ChatGame, LobbyScreen, Seat
 from engine import Rules, Series, dealer_by_lot
 from engine.rules import MAX_PLAYERS, MIN_PLAYERS
 
@@ -96,7 +96,7 @@ def _seats_changed(game: ChatGame, effects: Effects | None = None) -> Outcome:
 def join(game: ChatGame | None, moment: Moment, game_id: str, person: Person) -> Outcome:
     game = open_lobby(game, moment, game_id, person.user_id)
     if game.seat_of(person.user_id) is not None:
-        raise FlowError("toast.already_joined")
+        raise FlowError("lobby.already_joined")
     if len(game.seats) >= MAX_PLAYERS:
         raise FlowError("toast.table_full")
     game.seats.append(_seat(person, moment))
@@ -107,7 +107,7 @@ def leave_lobby(game: ChatGame | None, moment: Moment, game_id: str, user_id: in
     game = open_lobby(game, moment, game_id, user_id)
     seat = game.seat_of(user_id)
     if seat is None:
-        raise FlowError("toast.not_joined")
+        raise FlowError("lobby.not_joined")
     del game.seats[seat]
     if user_id == game.creator_id:
         # The lobby passes to the next person seated, so it never waits for someone gone.
@@ -165,9 +165,40 @@ def change_option(game: ChatGame | None, moment: Moment, game_id: str, by: int, 
     changed = option.following(game)
     if not option.allows(changed):
         raise FlowError(option.refused)
-    if option.on == "table":
-        return changed, Effects()  # how the table runs, not the game: the series goes on
-    return _seats_changed(changed)
+    return _option_changed(option.on, changed)
+
+
+def choose_option(
+    game: ChatGame | None, moment: Moment, game_id: str, by: int, op: str, choice: int
+) -> Outcome:
+    """Set the lobby option of group operation ``op`` to its value number ``choice``
+    (a button of the options screen); choosing the current value changes nothing."""
+    game = open_lobby(game, moment, game_id, by)
+    option = OPTIONS_BY_OP.get(op)
+    if option is None or not 0 <= choice < len(option.values):
+        raise FlowError("toast.invalid")
+    value = option.values[choice]
+    if option.current(game) == value:
+        return game, Effects()
+    changed = option.set_to(game, value)
+    if not option.allows(changed):
+        raise FlowError(option.refused)
+    return _option_changed(option.on, changed)
+
+
+def _option_changed(on: str, game: ChatGame) -> Outcome:
+    if on == "table":
+        return game, Effects()  # how the table runs, not the game: the series goes on
+    return _seats_changed(game)
+
+
+def show_screen(
+    game: ChatGame | None, moment: Moment, game_id: str, by: int, screen: LobbyScreen
+) -> Outcome:
+    """Switch the lobby message's keyboard: its buttons, the options, or "cancel it?"."""
+    game = open_lobby(game, moment, game_id, by)
+    game.lobby_screen = screen
+    return game, Effects()
 
 
 def may_manage(game: ChatGame, user_id: int, is_admin: bool) -> bool:
@@ -215,6 +246,7 @@ def start(
     game.phase = "playing"
     game.set_engine_state(state)
     game.lobby_expires_at = None
+    game.lobby_screen = "main"
     # The lobby message becomes the table: one message per game, edited in place.
     game.table_message_id = game.lobby_message_id
     game.forced_durak = None
@@ -235,4 +267,5 @@ def cancel(game: ChatGame | None, moment: Moment, game_id: str, by: int) -> Outc
     game = open_lobby(game, moment, game_id, by)
     game.phase = "cancelled"
     game.lobby_expires_at = None
+    game.lobby_screen = "main"
     return game, Effects()

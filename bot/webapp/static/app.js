@@ -12,6 +12,7 @@
   let receivedAt = 0;
   let chosenAttack = null; // a table card the defender picked to beat
   let chosenCard = null; // a hand card that beats several table cards
+  let selected = []; // hand cards picked for one attack or throw-in (one rank, or any legal set)
   let source = null;
   let busy = false;
   let toastTimer = 0;
@@ -51,7 +52,7 @@
   function backButton() {
     const b = tg && tg.BackButton;
     if (!b) return;
-    if (chosenAttack || chosenCard) b.show(); else b.hide();
+    if (chosenAttack || chosenCard || selected.length) b.show(); else b.hide();
   }
 
   // --- talking to the bot --------------------------------------------------------------
@@ -102,6 +103,7 @@
     busy = true;
     haptic("tap");
     chosenAttack = chosenCard = null;
+    selected = [];
     try {
       const { status, data } = await api("api/move", { game: game, action: action, step: state.step });
       if (status === 200) show(data);
@@ -143,7 +145,10 @@
     // A move's response can arrive after the event of a later change: keep the newer.
     if (state && next.game === state.game && next.step < state.step) return;
     const wasMine = state && state.legal && state.legal.length > 0;
-    if (state && next.step !== state.step) chosenAttack = chosenCard = null;
+    if (state && next.step !== state.step) {
+      chosenAttack = chosenCard = null;
+      selected = [];
+    }
     state = next;
     receivedAt = Date.now() / 1000;
     if (!wasMine && next.legal && next.legal.length > 0) haptic("warning");
@@ -156,16 +161,50 @@
     return state.legal.filter((a) => a.startsWith("beat ") && a.split(" ")[2] === card);
   }
 
+  // Every legal attack (or throw-in) as its cards: ["J♥", "J♦"].
+  function attacks() {
+    return state.legal.filter((a) => a.startsWith("attack ")).map((a) => a.split(" ").slice(1));
+  }
+
+  // A legal attack holding every card of ``cards`` (and maybe more).
+  function attackWith(cards) {
+    return attacks().some((a) => cards.every((c) => a.includes(c)));
+  }
+
+  // The legal action that plays exactly the selected cards, if any.
+  function selectedAction() {
+    if (!selected.length) return null;
+    const match = attacks().find((a) => a.length === selected.length && selected.every((c) => a.includes(c)));
+    return match ? "attack " + match.join(" ") : null;
+  }
+
   function playable(card, set) {
     if (chosenAttack) return set.has("beat " + chosenAttack + " " + card);
+    if (selected.length) return selected.includes(card) || attackWith([...selected, card]);
     return set.has("attack " + card) || beatsWith(card).length > 0;
+  }
+
+  // A card that can attack: alone it plays at once; a card that may join others of a
+  // legal multi-card attack is selected, and one button plays the selection.
+  function tapAttack(card) {
+    if (selected.includes(card)) {
+      selected = selected.filter((c) => c !== card);
+    } else if (selected.length && attackWith([...selected, card])) {
+      selected = [...selected, card];
+    } else if (attacks().some((a) => a.length > 1 && a.includes(card))) {
+      selected = [card];
+    } else {
+      return move("attack " + card);
+    }
+    haptic("select");
+    render();
   }
 
   function tapHand(card) {
     const set = legal();
     if (!playable(card, set)) return;
     if (chosenAttack) return move("beat " + chosenAttack + " " + card);
-    if (set.has("attack " + card)) return move("attack " + card);
+    if (set.has("attack " + card) || selected.length) return tapAttack(card);
     const beats = beatsWith(card);
     if (beats.length === 1) return move(beats[0]);
     chosenCard = chosenCard === card ? null : card;
@@ -237,12 +276,16 @@
       if (p.me) {
         $("me-name").textContent = p.name;
         $("me-label").textContent = p.label;
+        $("me-takes").hidden = !p.taking;
+        $("me-takes").textContent = t.takes;
         $("me").classList.toggle("waiting", p.waiting);
         continue;
       }
       const box = el("div", "player role-" + p.role + (p.waiting ? " waiting" : "") + (p.me ? " me" : ""));
       box.dataset.seat = String(p.seat);
-      box.appendChild(el("div", "name", p.name));
+      const name = el("div", "name", p.name);
+      if (p.taking) name.appendChild(el("span", "badge", t.takes));
+      box.appendChild(name);
       if (p.label) box.appendChild(el("div", "label", p.label));
       if (!p.me && p.cards > 0) {
         const backs = el("div", "backs");
@@ -280,6 +323,7 @@
       const ok = playable(card, set);
       const node = cardNode(card, ok ? "playable" : (set.size ? "dim" : ""));
       if (chosenCard === card) node.classList.add("chosen");
+      if (selected.includes(card)) node.classList.add("selected");
       node.disabled = !ok;
       node.addEventListener("click", () => tapHand(card));
       hand.appendChild(node);
@@ -287,9 +331,24 @@
 
     const actions = $("actions");
     actions.replaceChildren();
+    const play = selectedAction();
+    if (play) {
+      // One button for the selection, in hand order: "Attack with J♥ J♦".
+      const cards = state.hand.filter((c) => selected.includes(c)).map((c) => {
+        const { rank, suit } = cardLabel(c);
+        return rank + suit;
+      });
+      const template = state.table.length ? t.throw_in_with : t.attack_with;
+      const button = el("button", "send-selection", (template || "{cards}").replace("{cards}", cards.join(" ")));
+      button.type = "button";
+      button.dataset.action = play;
+      button.addEventListener("click", () => move(play));
+      actions.appendChild(button);
+    }
     for (const action of state.legal) {
       const label = state.labels[action];
-      if (!label) continue;
+      // Multi-card attacks are made by selecting cards, not one button each.
+      if (!label || action.startsWith("attack ")) continue;
       const button = el("button", action === "take" ? "secondary" : "", label);
       button.type = "button";
       button.dataset.action = action;
@@ -297,7 +356,7 @@
       actions.appendChild(button);
     }
 
-    $("prompt").textContent = chosenCard ? t.pick_attack : state.prompt;
+    $("prompt").textContent = chosenCard ? t.pick_attack : (selected.length ? t.pick_more : state.prompt);
 
     const lobby = state.phase === "lobby";
     $("lobby").hidden = !lobby;
@@ -372,7 +431,7 @@
     // (after "Play here" in the chat the old stream no longer collapses the hand).
     if (tg.onEvent) tg.onEvent("activated", () => { if (game) connect(); });
     if (tg.BackButton && tg.BackButton.onClick) {
-      tg.BackButton.onClick(() => { chosenAttack = chosenCard = null; render(); });
+      tg.BackButton.onClick(() => { chosenAttack = chosenCard = null; selected = []; render(); });
     }
   }
   $("rematch").addEventListener("click", () => post("api/rematch"));

@@ -386,7 +386,7 @@ def test_stats_are_a_table_ranked_by_durak_rate() -> None:
     ]
     text = render.group_stats(lines, translator("en")).text
     assert text.splitlines()[1:] == [
-        "1. Carl — 1 game · durak 0 (0%)",
-        "2. Ann — 6 games · durak 1 (17%)",
-        "3. Bea — 4 games · durak 2 (50%)",
+        "1. Carl — 1 game · durak 0 (0%) · first out 1",
+        "2. Ann — 6 games · durak 1 (17%) · first out 4",
+        "3. Bea — 4 games · durak 2 (50%) · first out 0",
     ]

@@ -107,10 +107,12 @@ async def test_an_idle_attacker_never_stalls_a_throw_in_window(make_harness: Any
         assert "bouts ·" in result.text
         assert table.auto_steps, "the automatic passes are remembered for the log"
         assert log  # the group saw the game
-        # Each private hand ends as the player's own one-line result.
+        # Each private hand ends as the player's own one-line result, then (the game was
+        # rated) the one line of their rating change.
         await h.settle()
         last_hand = [m for m in h.emu.messages(ANN) if m.from_bot][-1]
-        assert last_hand.text.startswith("🏁 Pace Club:") and "\n" not in last_hand.text
+        result, rating = last_hand.text.split("\n")
+        assert result.startswith("🏁 Pace Club:") and rating.startswith("📈 Rating ")
 
 
 async def test_one_notifying_reminder_before_the_bot_moves_for_a_player(make_harness: Any) -> None:

@@ -29,6 +29,7 @@ from support.harness import hand_buttons
 
 from bot import render
 from bot.app.games import CRASH_AFTER_COMMIT, CRASH_EXIT_CODE
+from bot.domain.rating import MIN_GAMES_LISTED, ResultLine
 from bot.domain.records import ChatGame, Seat
 from bot.output.outbox import NOTIFY_LATE, Outbox
 from bot.render import Rendered
@@ -193,6 +194,17 @@ async def play(
     raise AssertionError("the game did not end")
 
 
+async def rating_lines_of(store: Storage, game: ChatGame) -> dict[int, ResultLine]:
+    """The finished game's rating lines, once some worker has rated it."""
+    humans = {seat.user_id for seat in game.seats if seat.user_id is not None}
+    deadline = time.monotonic() + STALL
+    while True:
+        lines = await store.rating_lines(GROUP, game.game_id)
+        if set(lines) >= humans or time.monotonic() > deadline:
+            return lines
+        await asyncio.sleep(0.05)
+
+
 async def assert_everything_shows_the_end(
     emu: BotApiEmulator, redis: Redis, greeted: dict[int, int], left_behind: int = 0
 ) -> ChatGame:
@@ -211,10 +223,13 @@ async def assert_everything_shows_the_end(
     assert len(cards) == len(set(cards)) == game.rules.deck_size  # every card once
     tr = translator(negotiate((await store.chat_settings(GROUP)).lang))
     expected = {(GROUP, game.table_message_id): render.table_message(game, tr, BOT).text}
+    # Each hand shows its player's result and rating change: the game is rated by whichever
+    # worker gets there first (the one that ended it, the settler, or the hand's render).
+    lines = await rating_lines_of(store, game)
     for seat, info in enumerate(game.seats):
         assert info.user_id is not None and info.hand_message_id is not None
-        expected[(info.user_id, info.hand_message_id)] = render.hand_message(
-            game, seat, translator(negotiate(info.lang)), now=time.time()
+        expected[(info.user_id, info.hand_message_id)] = render.finished_hand(
+            game, seat, translator(negotiate(info.lang)), lines.get(info.user_id), MIN_GAMES_LISTED
         ).text
 
     def shown() -> dict[tuple[int, int | None], str]:

@@ -10,12 +10,14 @@ from typing import Any
 
 from bot import render
 from bot.app.language import Languages
+from bot.app.ratings import Ratings
 from bot.domain.hand_modes import HandModes
 from bot.domain.records import ChatGame
 from bot.output.app_buttons import AppButtons
 from bot.render import Rendered
 from bot.store.storage import Storage
 from engine import Card
+from locales import Translator
 
 
 @dataclass
@@ -44,6 +46,7 @@ class Screens:
         name: BotName,
         *,
         app_buttons: AppButtons | None = None,
+        ratings: Ratings | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.storage = storage
@@ -51,6 +54,7 @@ class Screens:
         self.name = name
         self.app_buttons = app_buttons
         self.clock = clock
+        self.ratings = ratings if ratings is not None else Ratings(storage, clock=clock)
         self.modes = HandModes()
         """Each hand's transient mode (picking a beat target, confirming Leave)."""
 
@@ -72,6 +76,8 @@ class Screens:
         """``seat``'s private hand message, in its mode (and the Mini App's buttons)."""
         info = game.seats[seat]
         tr = await self.languages.person(info.user_id, info.lang)
+        if game.phase == "finished" and game.state is not None:
+            return await self.finished_hand(game, seat, tr)
         if info.left:
             return render.hand_closed(game, tr, seat)
         mode = self.modes.current(game, info.user_id) if info.user_id is not None else None
@@ -90,6 +96,11 @@ class Screens:
         if self.app_buttons is not None:
             return await self.app_buttons.hand(game, seat, tr, full, in_app)
         return full()
+
+    async def finished_hand(self, game: ChatGame, seat: int, tr: Translator) -> Rendered:
+        """The player's own result and rating change: no table to open, no moves."""
+        rating = await self.ratings.game_line(game, game.seats[seat].user_id)
+        return render.finished_hand(game, seat, tr, rating, self.ratings.min_games)
 
     async def note(self, chat_id: int, note: dict[str, Any]) -> Rendered | None:
         """A one-off group message a change owes (an announcement, the results)."""

@@ -1,6 +1,7 @@
 """The one callback-data codec. Every button's data is made and read here.
 
-Group buttons: ``g:<game>:<op>``; language picker: ``l:<lang>``; /rules buttons:
+Group buttons: ``g:<game>:<op>``; language picker: ``l:<lang>``; /top's boards:
+``t:a`` (over all groups) or ``t:g`` (the chat's group); /rules buttons:
 ``r:<chat>`` (all of them) or ``r:<chat>:<section letter>``; hand buttons in a
 private chat: ``h:<chat>:<game>:<step>:<op><cards>`` (the step the keyboard was made at;
 see ``without_steps``). A card is one character (its
@@ -85,6 +86,7 @@ _SECTION_CODES: Final[dict[Section, str]] = {
 }  # fmt: skip
 _SECTIONS_BY_CODE: Final = {code: section for section, code in _SECTION_CODES.items()}
 assert set(_SECTION_CODES) == set(SECTIONS)
+_TOP_RE: Final = re.compile(r"t:([ag])")
 _HAND_RE: Final = re.compile(r"h:(-?\d{1,20}):([a-z0-9]{6}):(\d{1,7}):([a-zA-Z])([a-zA-Z]{0,6})")
 
 
@@ -135,7 +137,14 @@ class RulesButton:
     section: Section | None = None
 
 
-Button = GroupButton | LanguageButton | HandButton | RulesButton
+@dataclass(frozen=True)
+class TopButton:
+    """/top's leaderboard over all groups (``overall``), or that of the chat it is in."""
+
+    overall: bool
+
+
+Button = GroupButton | LanguageButton | HandButton | RulesButton | TopButton
 
 
 def _c(card: int) -> str:
@@ -166,6 +175,10 @@ def encode_rules(chat_id: int, section: Section | None = None) -> str:
 
 def encode_language(lang: str) -> str:
     return _checked(f"l:{lang}")
+
+
+def encode_top(*, overall: bool) -> str:
+    return _checked(f"t:{'a' if overall else 'g'}")
 
 
 def _hand(chat_id: int, game_id: str, step: int, body: str) -> str:
@@ -236,6 +249,8 @@ def decode(data: str) -> Button:
         if section is None:
             raise CallbackError("unknown rules section")
         return RulesButton(int(m[1]), section)
+    if m := _TOP_RE.fullmatch(data):
+        return TopButton(overall=m[1] == "a")
     if m := _HAND_RE.fullmatch(data):
         return _decode_hand(int(m[1]), m[2], int(m[3]), m[4], m[5])
     raise CallbackError("unknown button")

@@ -96,6 +96,9 @@ class Settings(BaseSettings):
     to do, so it merges with the next change (saves Bot API calls)."""
     notify_quiet: float = Field(20.0, ge=0)
     """A player active this recently is not sent a new (notifying) hand message."""
+    rating_min_games: int = Field(5, ge=1)
+    """Rated games a player needs in a month before /top lists them (and their rating is
+    no longer marked provisional)."""
     finished_ttl: int = Field(2 * 24 * 3600, gt=0)
     """Seconds a finished or cancelled game is kept."""
     idle_ttl: int = Field(7 * 24 * 3600, gt=0)

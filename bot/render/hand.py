@@ -10,10 +10,12 @@ from collections.abc import Callable, Sequence
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot.domain import callbacks
+from bot.domain.rating import ResultLine
 from bot.domain.records import ChatGame
 from bot.render import faces
 from bot.render.common import Rendered, markup, seat_name
 from bot.render.labels import pack
+from bot.render.rating import rating_change
 from bot.render.results import hand_result
 from bot.render.table import pairs_text
 from bot.render.turn import clock, turn_line
@@ -255,6 +257,25 @@ def _last_buttons(
         if isinstance(a, Swap):
             last.append(move(tr.t("hand.swap", card=faces.card(tr, a.card)), a))
     return last
+
+
+def finished_hand(
+    game: ChatGame, seat: int, tr: Translator, rating: ResultLine | None, min_games: int
+) -> Rendered:
+    """A finished game's hand message: the player's one-line result, their rating change
+    when the game was rated, and ``finished_hand_rows`` (no game buttons any more)."""
+    text = hand_result(game, seat, tr).text
+    if rating is not None:
+        text += "\n" + rating_change(rating, tr, min_games)
+    return Rendered(text, markup(finished_hand_rows(game, seat, tr)))
+
+
+def finished_hand_rows(
+    game: ChatGame, seat: int, tr: Translator
+) -> list[list[InlineKeyboardButton]]:
+    """The buttons under a finished game's result: none of the game's (its moves and its
+    table are over), only what is about the game that was played."""
+    return []
 
 
 def hand_closed(game: ChatGame, tr: Translator, seat: int | None = None) -> Rendered:

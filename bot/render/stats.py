@@ -5,7 +5,7 @@ from __future__ import annotations
 from bot.domain.names import short_name
 from bot.domain.records import StatLine
 from bot.render.common import Rendered
-from locales import Translator
+from locales import Html, Translator
 
 MAX_STAT_LINES = 50
 
@@ -17,16 +17,15 @@ def group_stats(lines: list[StatLine], tr: Translator) -> Rendered:
     ordered = sorted(lines, key=lambda s: (durak_rate(s), -s.played, s.name))
     out = [tr.t("stats.title")]
     for rank, s in enumerate(ordered[:MAX_STAT_LINES], 1):
-        out.append(
-            tr.n(
-                "stats.row",
-                s.played,
-                rank=rank,
-                name=short_name(s.name),
-                durak=s.durak,
-                rate=round(100 * durak_rate(s)),
-            )
+        row = tr.n(
+            "stats.row",
+            s.played,
+            rank=rank,
+            name=short_name(s.name),
+            durak=s.durak,
+            rate=round(100 * durak_rate(s)),
         )
+        out.append(Html(row + " · " + tr.t("stats.row_first", first=s.first)))
     return Rendered("\n".join(out))
 
 

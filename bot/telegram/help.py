@@ -16,4 +16,5 @@ async def help_command(
     if chat is None:
         return
     tr = await services.reply_language(chat, user)
-    services.say(chat.id, tr.t("help.text") + "\n\n" + how_to_play(tr.lang))
+    commands = tr.t("help.text") + "\n" + tr.t("help.top")
+    services.say(chat.id, commands + "\n\n" + how_to_play(tr.lang))

@@ -26,7 +26,14 @@ from telegram.ext import (
     filters,
 )
 
-from bot.domain.callbacks import Button, GroupButton, HandButton, LanguageButton, RulesButton
+from bot.domain.callbacks import (
+    Button,
+    GroupButton,
+    HandButton,
+    LanguageButton,
+    RulesButton,
+    TopButton,
+)
 from bot.telegram.common import Services
 from bot.telegram.group_buttons import group_tap
 from bot.telegram.guard import Guard
@@ -40,6 +47,7 @@ from bot.telegram.service import migrated
 from bot.telegram.start import start
 from bot.telegram.stats import stats
 from bot.telegram.taps import TapRoute, TapRouter
+from bot.telegram.top import top, top_tap
 from locales import SUPPORTED, translator
 
 log = logging.getLogger(__name__)
@@ -55,18 +63,20 @@ COMMANDS: dict[str, Handler] = {
     "newgame": newgame,
     "help": help_command,
     "stats": stats,
+    "top": top,
     "rules": rules_command,
     "language": language_command,
 }
 """Every command, in the order PTB is given them."""
-GROUP_COMMANDS = ("newgame", "rules", "stats", "language", "help")
-PRIVATE_COMMANDS = ("start", "stats", "rules", "language", "help")
+GROUP_COMMANDS = ("newgame", "rules", "stats", "top", "language", "help")
+PRIVATE_COMMANDS = ("start", "stats", "top", "rules", "language", "help")
 """The menus, in the order Telegram shows them."""
 TAP_ROUTES: Mapping[type[Button], TapRoute] = {
     GroupButton: group_tap,
     HandButton: hand_tap,
     RulesButton: rules_tap,
     LanguageButton: language_tap,
+    TopButton: top_tap,
 }
 """Which handler a tap goes to, by the kind of button its data decodes to."""
 

@@ -33,6 +33,7 @@ from bot.webapp.ratelimit import (
     Rate,
     client_address,
 )
+from bot.webapp.rating import rating_body
 from bot.webapp.responses import content_security_policy, json_ok, read_body, too_many
 from bot.webapp.stream import LiveStreams
 from bot.webapp.views import snapshot
@@ -42,6 +43,8 @@ STATIC_FILES = {
     "app.js": "text/javascript",
     "app.css": "text/css",
     "favicon.svg": "image/svg+xml",
+    "rating.js": "text/javascript",
+    "rating.css": "text/css",
     "telegram-stand-in.js": "text/javascript",  # tests and the sandbox: no network
 }
 TELEGRAM_JS = "https://telegram.org/js/telegram-web-app.js"
@@ -82,6 +85,9 @@ class MiniAppServer:
         script_origin = "/".join(origin) if telegram_js.startswith("http") else ""
         self.csp = content_security_policy(script_origin, frame_ancestors)
         self.page = (STATIC / "index.html").read_text().replace("{{TELEGRAM_JS}}", telegram_js)
+        self.rating_page = (
+            (STATIC / "rating.html").read_text().replace("{{TELEGRAM_JS}}", telegram_js)
+        )
 
     def application(self) -> web.Application:
         app = web.Application(
@@ -94,6 +100,8 @@ class MiniAppServer:
         app.router.add_post("/api/rematch", self.rematch)
         app.router.add_post("/api/start", self.start_game)
         app.router.add_get("/api/events", self.events)
+        app.router.add_get("/rating", self.rating_chart)
+        app.router.add_get("/api/rating", self.rating)
         return app
 
     @web.middleware
@@ -176,6 +184,18 @@ class MiniAppServer:
         if isinstance(who, web.Response):
             return who
         return await self.actions.start(who)
+
+    # --- the rating chart -------------------------------------------------------------
+
+    async def rating_chart(self, request: web.Request) -> web.Response:
+        return web.Response(text=self.rating_page, content_type="text/html", charset="utf-8")
+
+    async def rating(self, request: web.Request) -> web.Response:
+        """The asker's own rating history (no game needed: it spans every group)."""
+        user = self.authenticate(request)
+        tr = await self.games.languages.person(user.user_id, user.language_code)
+        history = await self.games.screens.ratings.history(user.user_id)
+        return json_ok(rating_body(history, tr))
 
     # --- live events ----------------------------------------------------------------------
 

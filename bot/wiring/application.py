@@ -16,6 +16,7 @@ from bot.app.games import Games, Timing
 from bot.app.language import Languages
 from bot.app.migration import follow_migration
 from bot.app.quarantine_notice import install_quarantine_notice
+from bot.app.ratings import Ratings
 from bot.app.recovery import RedisWatch
 from bot.app.screens import BotName, Screens
 from bot.app.turn_gate import TurnGate
@@ -142,7 +143,11 @@ def build_games(
 ) -> Games:
     """Languages, then the screens the outbox renders, then the games that use both."""
     app_buttons = live.buttons if live is not None else None
-    screens = Screens(storage, Languages(storage), BotName(), app_buttons=app_buttons, clock=clock)
+    ratings = Ratings(storage, min_games=settings.rating_min_games, clock=clock)
+    languages = Languages(storage)
+    screens = Screens(
+        storage, languages, BotName(), app_buttons=app_buttons, ratings=ratings, clock=clock
+    )
     timing = Timing(
         settings.turn_timeout, settings.ai_delay, settings.notify_quiet, settings.throw_in_window
     )

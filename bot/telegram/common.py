@@ -36,8 +36,15 @@ class LinkToast:
     url: str
 
 
-Toast = str | LinkToast | None
-"""What a tap's handler answers: a toast key, one with a link, or nothing."""
+@dataclass(frozen=True)
+class TextToast:
+    """A toast already said in the tapper's language (it names their move)."""
+
+    text: str
+
+
+Toast = str | LinkToast | TextToast | None
+"""What a tap's handler answers: a toast key, one with a link, a said text, or nothing."""
 
 
 class Members:

@@ -24,7 +24,7 @@ from bot.domain import callbacks
 from bot.domain.callbacks import Button, CallbackError
 from bot.domain.flow import FlowError
 from bot.ops import metrics
-from bot.telegram.common import LinkToast, Services, Toast, answer
+from bot.telegram.common import LinkToast, Services, TextToast, Toast, answer
 from locales import Translator
 
 MAX_TOAST = 200
@@ -93,6 +93,9 @@ class TapRouter:
             toast, kwargs = err.key, err.kwargs
         if toast is None:
             await answer(tap.query, None)
+            return
+        if isinstance(toast, TextToast):
+            await answer(tap.query, toast.text[:MAX_TOAST])
             return
         key, url = (toast.key, toast.url) if isinstance(toast, LinkToast) else (toast, None)
         # A toast is shown to the tapper alone, in their own language, as plain text.

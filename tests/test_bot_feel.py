@@ -185,13 +185,13 @@ def test_the_hand_shows_table_turn_counts_and_time_left() -> None:
     other = next(s for s in range(3) if s not in (attacker, defender))
     text = render.hand_message(game, other, en, now=1012.4).text
     assert "On the table:" in text
-    assert f"{NAMES[defender]} to beat or take ⏱ 48 s" in text
+    assert f"{NAMES[defender]} to beat or take ⏱ up to 50 s" in text
     assert "Not your move" not in text
     for seat in range(3):
         if seat != other:
             assert f"{NAMES[seat]} {len(state.hand(seat))}" in text
     mine = render.hand_message(game, defender, en, now=1012.4)
-    assert "Your move:" in mine.text and "⏱ 48 s" in mine.text
+    assert "Your move:" in mine.text and "⏱ up to 50 s" in mine.text
     # The clock alone never causes an edit.
     later = render.hand_message(game, defender, en, now=1030.0)
     assert later.text != mine.text and later.digest() == mine.digest()

@@ -107,7 +107,7 @@ async def test_under_one_percent_of_taps_are_out_of_date_at_human_pace(
     make_harness: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A fixed game id: the same deal on every run, so the figure is reproducible.
-    monkeypatch.setattr(game_ids, "new_game_id", lambda: "hp0001")
+    monkeypatch.setattr(game_ids, "new_game_id", lambda: "hp0005")
     en = translator("en")
     out_of_date = (en.t("toast.stale"), en.t("toast.illegal"))
     too_late = en.t("toast.moved_on", change="").split(":")[0]

@@ -79,6 +79,11 @@ BUTTONS = (
     "hand.beat_with",
     "hand.transfer",
     "hand.swap",
+    "hand.beat_pick",
+    "hand.transfer_to",
+    "hand.swap_for",
+    "hand.attack_cards",
+    "hand.done",
     "result.rematch",
     "result.new_lobby",
     "rules.full_button",
@@ -295,6 +300,31 @@ def test_label_width() -> None:
     assert label_width("10♥ на 10♠") == 10
     rows = [{"buttons": [[{"text": "Сесть за стол"}, {"text": "Подкидывают: соседи"}]]}]
     assert long_labels(rows) == [("Подкидывают: соседи", 17)]
+
+
+@pytest.mark.parametrize("lang", SUPPORTED)
+def test_the_buttons_that_say_what_they_do_fit_in_every_language(lang: str) -> None:
+    """The widest of each: a red ten (4 wide); the swap gives the deck's lowest trump (a
+    six or a two) for the face-up card; two of these share a row (17 each). A lead of
+    two cards does too, of four cards and a transfer naming the next defender have a
+    row to themselves."""
+    tr = translator(lang)
+    red_ten = "10♥\ufe0f"
+    halves = {
+        "hand.beat_pick": tr.t("hand.beat_pick", card=red_ten),
+        "hand.swap_for": tr.t("hand.swap_for", card="6♦\ufe0f", trump=red_ten),
+        "hand.attack_cards": tr.t("hand.attack_cards", cards="10♥\ufe0f 10♦\ufe0f"),
+        "hand.done": tr.t("hand.done"),
+    }
+    for key, label in halves.items():
+        assert label_width(label) <= ROW_WIDTH // 2, (key, label)
+    four = tr.t("hand.attack_cards", cards="10♠ 10♥\ufe0f 10♣ 10♦\ufe0f")
+    transfer = tr.t("hand.transfer_to", card=red_ten, name=tr.t("seat.ai_normal") + " #2")
+    assert label_width(four) <= ROW_WIDTH and label_width(transfer) <= ROW_WIDTH, transfer
+    # Each says what it does: a word, not just the cards (as an attack card's button is).
+    for label in (*halves.values(), four, transfer):
+        assert not CARDS_ONLY.fullmatch(label) and re.search(r"[^\W\d_]{2,}", label), label
+    assert wrong_labels(lang, [*halves.values(), four, transfer]) == []
 
 
 # --- reading the emulator -----------------------------------------------------------------
@@ -537,7 +567,7 @@ async def test_a_whole_game_has_no_english_left(
         for key in ("lobby.join", "lobby.start", "lobby.ai_hard", "lobby.cancel"):
             assert tr.t(key) in group_labels
         assert tr.t("table.my_cards") in group_labels
-        assert {tr.t("hand.leave"), tr.t("hand.take"), tr.t("hand.pass")} <= set(dm_labels)
+        assert {tr.t("hand.leave"), tr.t("hand.take"), tr.t("hand.done")} <= set(dm_labels)
         if lang in LABEL_RULE_LANGS:
             assert long_labels(versions(h, GROUP) + versions(h, PLAYER)) == []
 

@@ -26,7 +26,9 @@ async def moved_on(games: Games, chat_id: int, user_id: int, language: TapperLan
     games.box.refresh_hand(chat_id, user_id)
     game = await games.storage.load_table(chat_id)
     tr = await language()
-    return FlowError("toast.moved_on", change=render.moved_on_change(game, tr))
+    seat = game.seat_of(user_id) if game is not None else None
+    key, change = render.moved_on_toast(game, tr, seat)
+    return FlowError(key, change=change)
 
 
 async def move(

@@ -12,7 +12,7 @@ from bot.render.lobby import cancelled, lobby_message, option_label, rules_summa
 from bot.render.results import results_message
 from bot.render.rules import rules_message, table_pace
 from bot.render.stats import group_stats, user_stats
-from bot.render.table import moved_on_change, table_message
+from bot.render.table import moved_on_change, moved_on_toast, own_move_toast, table_message
 
 __all__ = [
     "MAX_TEXT",
@@ -26,7 +26,9 @@ __all__ = [
     "language_picker",
     "lobby_message",
     "moved_on_change",
+    "moved_on_toast",
     "option_label",
+    "own_move_toast",
     "results_message",
     "rules_message",
     "rules_summary",

@@ -102,6 +102,19 @@ def seat_name(seat: Seat, tr: Translator) -> Html:
     return escape(seat.shown_name)
 
 
+def seat_names(seats: Sequence[Seat], tr: Translator) -> list[Html]:
+    """Every seat's name, computer seats of one level told apart ("🤖 Hard AI #2"): two
+    seats under one name made their card counts read as one seat's, changing."""
+    names = [seat_name(s, tr) for s in seats]
+    seen: dict[str, int] = {}
+    for i, seat in enumerate(seats):
+        if seat.user_id is None and seat.ai is not None:
+            seen[names[i]] = seen.get(names[i], 0) + 1
+            if seen[names[i]] > 1:
+                names[i] = Html(f"{names[i]} #{seen[names[i]]}")
+    return names
+
+
 def deep_link(bot_username: str, payload: str) -> str:
     return f"https://t.me/{bot_username}?start={payload}"
 

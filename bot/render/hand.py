@@ -5,7 +5,9 @@ players' card counts, the own cards by suit, and buttons for exactly the legal m
 from __future__ import annotations
 
 import functools
+import html
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
@@ -13,13 +15,15 @@ from bot.domain import callbacks
 from bot.domain.rating import ResultLine
 from bot.domain.records import ChatGame
 from bot.render import faces
-from bot.render.common import Rendered, markup, seat_name
-from bot.render.labels import pack
+from bot.render.common import Rendered, markup, seat_names
+from bot.render.labels import ROW_WIDTH, label_width, pack
+from bot.render.log import meanwhile
 from bot.render.rating import rating_change
 from bot.render.results import hand_result
 from bot.render.table import pairs_text
-from bot.render.turn import clock, turn_line
+from bot.render.turn import clock, exact_clock, turn_line
 from engine import Action, Attack, Beat, Card, Pass, PlayerView, Swap, Take, Transfer, view
+from engine.core import transfer_target
 from locales import Html, Translator
 
 CARDS_PER_ROW = 8
@@ -65,10 +69,14 @@ def hand_message(
     """The hand message of ``seat``: own cards, and buttons for exactly the legal moves."""
     if game.phase != "playing" or game.state is None:
         return hand_closed(game, tr, seat)
-    v = view(game.engine_state(), seat)
-    names = [seat_name(s, tr) for s in game.seats]
+    state = game.engine_state()
+    v = view(state, seat)
+    names = seat_names(game.seats, tr)
     text = _Text()
     _table_context(text, game, v, names, tr)
+    news = meanwhile(state, seat, names, tr, set(game.auto_steps))
+    if news is not None:
+        text.context(tr.t("hand.meanwhile", events=news))
     cards = faces.grouped(tr, v.hand, v.trump)
     mine = tr.t("hand.cards", cards=cards) if v.hand else tr.t("hand.no_cards")
     if seat in v.out:
@@ -82,7 +90,9 @@ def hand_message(
     _turn_lines(text, game, v, names, tr, pick, now)
     text.mine(mine)
     cid, gid = game.chat_id, game.game_id
-    rows = _move_rows(v, tr, cid, gid, pick)
+    transferring = any(isinstance(a, Transfer) for a in v.legal_actions)
+    target = transfer_target(state) if transferring else None  # public: seats and table
+    rows = _move_rows(v, tr, cid, gid, pick, _Targets(names, target))
     if pick is None and v.hand:
         # With no cards left (yet not out) leaving would only make this player the durak.
         leave = callbacks.encode_hand_op(cid, gid, v.step, "leave")
@@ -146,19 +156,34 @@ def _turn_lines(
 ) -> None:
     """What this player is asked to do now, with the time left."""
     seat, legal, turn = v.player, v.legal_actions, v.must_act
-    ticking = clock(tr, game.turn_deadline, now)
+    reminded = game.reminded_step == v.step
+    # The reminder is a new message: its seconds are true when it arrives.
+    ticking = (exact_clock if reminded else clock)(tr, game.turn_deadline, now)
+    taker = v.defender if v.taking and turn.kind == "throw_in" else None
     if pick is not None:
         text.mine(tr.t("hand.pick_target", card=faces.card(tr, pick)), ticking)
     elif turn.player == seat:
         text.mine(turn_line(turn, names, tr, me=seat), ticking)
-        if game.reminded_step == v.step:
+        if reminded:
             text.mine(tr.t("hand.reminder"))
     else:
         if any(not isinstance(a, Swap) for a in legal):  # own hand: may know it can add
-            text.mine(tr.t("hand.prompt_throw_in"), ticking if turn.player is None else "")
+            text.mine(
+                _add_prompt(turn.kind, taker, names, tr), ticking if turn.player is None else ""
+            )
         # During a throw-in window the prompt above says it all.
         if turn.kind != "over" and not (turn.kind == "throw_in" and legal):
-            text.context(turn_line(turn, names, tr) + ticking)
+            text.context(turn_line(turn, names, tr, me=seat, taker=taker) + ticking)
+
+
+def _add_prompt(kind: str, taker: int | None, names: list[Html], tr: Translator) -> Html:
+    """What an attacker who may add cards is told: while the defender still beats, only
+    that they may add; once done, that Done ends it; after a take, that they take."""
+    if taker is not None:
+        return tr.t("hand.prompt_taking", name=names[taker])
+    if kind == "throw_in":
+        return tr.t("hand.prompt_add_done")
+    return tr.t("hand.prompt_add")
 
 
 def _counts(v: PlayerView, names: list[Html]) -> Html:
@@ -172,8 +197,40 @@ Move = Callable[[str, Action], InlineKeyboardButton]
 """A button for a move: its label and its action."""
 
 
+@dataclass(frozen=True)
+class _Targets:
+    """Whom the buttons name: the seats' names, and who would defend after a transfer."""
+
+    names: list[Html]
+    transfer_to: int | None
+
+
+def _label(text: str) -> str:
+    """A catalogue text as a button label: plain text (labels are not HTML)."""
+    return html.unescape(text)
+
+
+def _named_label(make: Callable[[str], str], name: str) -> str:
+    """``make(name)`` as a label, the name cut ("Alexand…") until it fits a row alone."""
+    label = _label(make(name))
+    plain = _label(name)
+    while label_width(label) > ROW_WIDTH and len(plain) > 1:
+        plain = plain[:-1]
+        label = _label(make(_escape_name(plain + "…")))
+    return label
+
+
+def _escape_name(name: str) -> str:
+    return html.escape(name, quote=False)
+
+
 def _move_rows(
-    v: PlayerView, tr: Translator, cid: int, gid: str, pick: Card | None
+    v: PlayerView,
+    tr: Translator,
+    cid: int,
+    gid: str,
+    pick: Card | None,
+    seats: _Targets,
 ) -> list[list[InlineKeyboardButton]]:
     step = v.step
     legal = v.legal_actions
@@ -189,13 +246,29 @@ def _move_rows(
     rows = _attack_rows(v, tr, move)
     pick_data = functools.partial(callbacks.encode_pick, cid, gid, step)
     rows += pack(_beat_buttons(v, tr, move, pick_data))
-    transfers = {a.card: a for a in legal if isinstance(a, Transfer)}
-    rows += pack(
-        move(tr.t("hand.transfer", card=faces.card(tr, c)), transfers[c])
-        for c in faces.hand_order(transfers, v.trump)
-    )
-    rows += pack(_last_buttons(legal, tr, move))
+    rows += pack(_transfer_buttons(v, tr, move, seats))
+    rows += pack(_last_buttons(v, tr, move))
     return rows
+
+
+def _transfer_buttons(
+    v: PlayerView, tr: Translator, move: Move, targets: _Targets
+) -> list[InlineKeyboardButton]:
+    """ "Transfer Q♥️ → Vera": the card, and who defends next."""
+    transfers = {a.card: a for a in v.legal_actions if isinstance(a, Transfer)}
+    buttons = []
+    for c in faces.hand_order(transfers, v.trump):
+        card = faces.card(tr, c)
+        if targets.transfer_to is None:
+            label = _label(tr.t("hand.transfer", card=card))
+        else:
+
+            def make(name: str, card: str = card) -> str:
+                return tr.t("hand.transfer_to", card=card, name=Html(name))
+
+            label = _named_label(make, targets.names[targets.transfer_to])
+        buttons.append(move(label, transfers[c]))
+    return buttons
 
 
 def _attack_rows(v: PlayerView, tr: Translator, move: Move) -> list[list[InlineKeyboardButton]]:
@@ -213,7 +286,9 @@ def _attack_rows(v: PlayerView, tr: Translator, move: Move) -> list[list[InlineK
             if rank not in biggest or len(a.cards) > len(biggest[rank].cards):
                 biggest[rank] = a
     multi = [
-        move(faces.cards(tr, faces.hand_order(a.cards, v.trump)), a)
+        move(
+            tr.t("hand.attack_cards", cards=faces.cards(tr, faces.hand_order(a.cards, v.trump))), a
+        )
         for a in sorted(biggest.values(), key=lambda a: a.cards[0].rank)
     ]
     rows += pack(multi)
@@ -240,22 +315,26 @@ def _beat_buttons(
             )
             buttons.append(move(label, options[0]))
         else:
-            buttons.append(_button(faces.card(tr, card), pick_data(card)))
+            # Not a card to play: it asks which card to beat next.
+            label = tr.t("hand.beat_pick", card=faces.card(tr, card))
+            buttons.append(_button(label, pick_data(card)))
     return buttons
 
 
-def _last_buttons(
-    legal: Sequence[Action], tr: Translator, move: Move
-) -> list[InlineKeyboardButton]:
-    """Take, Pass and the trump swaps."""
+def _last_buttons(v: PlayerView, tr: Translator, move: Move) -> list[InlineKeyboardButton]:
+    """Take, Done and the trump swaps. An attacker's pass only ends something once the
+    defender is done (every card beaten, or taking): then it is "Done"; while the
+    defender still beats it is no button at all."""
+    legal: Sequence[Action] = v.legal_actions
     last: list[InlineKeyboardButton] = []
     if Take() in legal:
         last.append(move(tr.t("hand.take"), Take()))
-    if Pass() in legal:
-        last.append(move(tr.t("hand.pass"), Pass()))
+    if Pass() in legal and v.must_act.kind != "defend":
+        last.append(move(tr.t("hand.done"), Pass()))
+    trump = faces.card(tr, v.trump_card)
     for a in legal:
         if isinstance(a, Swap):
-            last.append(move(tr.t("hand.swap", card=faces.card(tr, a.card)), a))
+            last.append(move(tr.t("hand.swap_for", card=faces.card(tr, a.card), trump=trump), a))
     return last
 
 

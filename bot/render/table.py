@@ -1,5 +1,6 @@
-"""The group message of a running game: trump, stock, seats, the cards on the table,
-whose move it is (and for how long) and every move of this bout and the previous one."""
+"""The group message of a running game, read at a glance on a phone: whose move it is
+first (and a clock that stays true), trump, stock, seats, the cards on the table with
+the unbeaten ones named, this bout's latest moves and one line for the previous bout."""
 
 from __future__ import annotations
 
@@ -11,8 +12,17 @@ from telegram import InlineKeyboardButton
 
 from bot.domain.records import ChatGame
 from bot.render import faces
-from bot.render.common import TEAM_NAMES, Rendered, markup, seat_name, with_clock
-from bot.render.log import bouts, coalesce, event_line
+from bot.render.common import TEAM_NAMES, Rendered, markup, seat_names, with_clock
+from bot.render.log import (
+    TABLE_EVENTS,
+    bout_ending,
+    bouts,
+    coalesce,
+    latest,
+    line_for,
+    mover,
+    own_move,
+)
 from bot.render.results import results_message
 from bot.render.turn import clock, turn_line
 from engine import Card, PublicView, State, public_view
@@ -22,28 +32,50 @@ _TAGS = re.compile(r"<[^<>]*>")
 
 
 def pairs_text(pairs: Sequence[tuple[Card, Card | None]], tr: Translator) -> str:
-    """The cards on the table: each attack card over its beating card (or …)."""
-    return "  ".join(
-        f"{faces.card(tr, a)}/{faces.card(tr, d) if d is not None else '…'}" for a, d in pairs
-    )
+    """The cards on the table: each beaten card over its beating card (``6♥️/7♥️``),
+    then the unbeaten ones after a word that says so (``unbeaten: Q♣ Q♦️``)."""
+    beaten = " ".join(f"{faces.card(tr, a)}/{faces.card(tr, d)}" for a, d in pairs if d)
+    open_cards = [a for a, d in pairs if d is None]
+    unbeaten = tr.t("table.unbeaten", cards=faces.cards(tr, open_cards)) if open_cards else ""
+    return " · ".join(part for part in (beaten, unbeaten) if part)
 
 
-def latest_change(game: ChatGame, tr: Translator) -> str:
-    """The latest move on the table as plain text (for a toast), or "" if none."""
+def latest_change(game: ChatGame, tr: Translator, me: int | None = None) -> str:
+    """The latest move on the table as plain text (for a toast), or "" if none; said
+    to ``me`` in the second person when it was their own move."""
     if game.state is None:
         return ""
-    v = public_view(game.engine_state())
-    names = [seat_name(s, tr) for s in game.seats]
-    for event in reversed(v.history):
-        line = event_line(event, names, tr)
-        if line is not None:
-            return html.unescape(_TAGS.sub("", line))
-    return ""
+    event = latest(game.engine_state(), me)
+    line = line_for(event, seat_names(game.seats, tr), tr, me) if event is not None else None
+    return html.unescape(_TAGS.sub("", line)) if line is not None else ""
 
 
 def moved_on_change(game: ChatGame | None, tr: Translator) -> str:
     """The ``change`` of the "moved on" toast: the latest move, or "…" when none shows."""
     return (latest_change(game, tr) if game is not None else "") or "…"
+
+
+def moved_on_toast(game: ChatGame | None, tr: Translator, me: int | None) -> tuple[str, str]:
+    """The "too late" toast's key and ``change`` for the reader at seat ``me``: "already
+    done" with their own move when the latest change was theirs, else what changed."""
+    if game is None or game.state is None:
+        return "toast.moved_on", "…"
+    event = latest(game.engine_state(), me)
+    change = latest_change(game, tr, me) or "…"
+    own = me is not None and event is not None and mover(event) == me
+    return ("toast.moved_on_own" if own else "toast.moved_on"), change
+
+
+def own_move_toast(game: ChatGame, seat: int, tr: Translator) -> str:
+    """The answer to ``seat``'s accepted tap: their move, said to them ("✓ You take"),
+    as plain text; "" if the latest step holds no move of theirs."""
+    if game.state is None:
+        return ""
+    line = own_move(game.engine_state(), seat, seat_names(game.seats, tr), tr)
+    if line is None:
+        return ""
+    plain = html.unescape(_TAGS.sub("", line))
+    return html.unescape(_TAGS.sub("", tr.t("toast.your_move", move=plain[:1].upper() + plain[1:])))
 
 
 def table_message(
@@ -55,8 +87,13 @@ def table_message(
     state = game.engine_state()
     # Only what everyone may know: the public view and the public history.
     v = public_view(state)
-    names = [seat_name(s, tr) for s in game.seats]
-    lines: list[str] = [_title(game, tr)]
+    names = seat_names(game.seats, tr)
+    turn = tr.t("table.over") if finished else _turn(v, names, tr)
+    # The clock rides on the title: the turn line then fits one line of a phone.
+    ticking = "" if finished or not turn else clock(tr, game.turn_deadline, now)
+    lines: list[str] = [_title(game, tr) + ticking]
+    if turn:
+        lines.append(turn)
     lines.append(
         tr.t(
             "table.status",
@@ -69,15 +106,17 @@ def table_message(
     lines.append(
         tr.t("table.cards", pairs=pairs_text(v.table, tr)) if v.table else tr.t("table.empty")
     )
-    ticking = "" if finished else clock(tr, game.turn_deadline, now)
-    turn = turn_line(v.must_act, names, tr)
-    if turn:
-        lines.append(turn + ticking)
     lines += _bout_lines(game, state, names, tr)
     if finished:
         return with_clock(lines, "", None)
     link = InlineKeyboardButton(tr.t("table.my_cards"), url=f"https://t.me/{bot_username}")
-    return with_clock(lines, ticking if turn else "", markup([[link]]))
+    return with_clock(lines, ticking, markup([[link]]))
+
+
+def _turn(v: PublicView, names: list[Html], tr: Translator) -> Html:
+    """Whose move it is; after a take, that the defender takes (it is news)."""
+    taker = v.defender if v.taking and v.must_act.kind == "throw_in" else None
+    return turn_line(v.must_act, names, tr, taker=taker)
 
 
 def _title(game: ChatGame, tr: Translator) -> str:
@@ -90,34 +129,39 @@ def _title(game: ChatGame, tr: Translator) -> str:
 
 
 def _seat_lines(game: ChatGame, v: PublicView, names: list[Html], tr: Translator) -> list[str]:
-    """Each seat with its role and card count (and team)."""
+    """Each seat in play with its card count and role (and team); the seats that are
+    out share one line at the end (six seats must fit a phone's screen)."""
     lines: list[str] = []
+    out: list[str] = []
     for i, seat in enumerate(game.seats):
+        marker = "🤖 " if seat.ai is not None and seat.user_id is not None else ""
         if i in v.out:
-            role = tr.t("role.out")
-        elif i == v.defender:
+            out.append(f"{marker}{names[i]}")
+            continue
+        if i == v.defender:
             role = tr.n("role.defender", v.hand_sizes[i])
         elif i == v.attacker:
             role = tr.n("role.attacker", v.hand_sizes[i])
         else:
             role = tr.n("role.player", v.hand_sizes[i])
-        marker = "🤖 " if seat.ai is not None and seat.user_id is not None else ""
         team = v.team(i)
         if team is not None:
             role = tr.t("table.team", role=role, team=TEAM_NAMES[team])
         lines.append(f"{marker}{names[i]} — {role}")
+    if out:
+        lines.append(f"{', '.join(out)} — {tr.t('role.out')}")
     return lines
 
 
 def _bout_lines(game: ChatGame, state: State, names: list[Html], tr: Translator) -> list[str]:
-    """Every move of the previous bout and of this one."""
+    """This bout's latest moves, and how the previous bout ended, in one line each."""
     log = bouts(state)
     auto = set(game.auto_steps)
     lines: list[str] = []
-    previous = coalesce(log.previous, names, tr, auto)
-    if previous:
-        lines.append(tr.t("table.previous", events=previous))
-    current = coalesce(log.current, names, tr, auto)
+    current = coalesce(log.current, names, tr, auto, most=TABLE_EVENTS)
     if current:
         lines.append(tr.t("table.bout", events=current))
+    previous = bout_ending(log.previous, names, tr)
+    if previous:
+        lines.append(tr.t("table.previous", events=previous))
     return lines

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+from bot import render
 from bot.app import hands
 from bot.domain.callbacks import HandButton, HandOp
-from bot.telegram.common import Services, Toast
+from bot.telegram.common import Said, Services, Toast
 from bot.telegram.taps import Tap
 
 HandRoute = Callable[[Services, Tap, HandButton], Awaitable[Toast]]
@@ -19,7 +20,12 @@ async def move(services: Services, tap: Tap, button: HandButton) -> Toast:
         services.games, button, button.action, user_id, tap.tapper_language
     )
     tap.shows.append(committed)
-    return None
+    # The answer names the move the tapper made, so a tap is confirmed as they look.
+    seat = committed.game.seat_of(user_id)
+    if seat is None:
+        return None
+    said = render.own_move_toast(committed.game, seat, await tap.tapper_language())
+    return Said(said) if said else None
 
 
 async def leave_game(services: Services, tap: Tap, button: HandButton) -> Toast:

@@ -297,6 +297,7 @@ class _RulesWriter:
             n("rules.bot.timer", self.turn_timeout)
             + " "
             + n("rules.bot.takeover", self.max_timeouts),
+            t("rules.bot.fair"),
         )
 
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from support.deals import fix_deals
 from support.harness import Harness, hand_buttons, open_lobby, play_out, press, pressable
 
 from bot.app import ids as game_ids
@@ -81,6 +82,7 @@ async def test_six_seats_three_humans_three_computers(
     # A fixed deal: a random one once ran 3,000 presses without an end (the test's humans
     # always pass and never throw in, so some deals can go round for a long time).
     monkeypatch.setattr(game_ids, "new_game_id", lambda: "six001")
+    fix_deals(monkeypatch)
     async with make_harness() as h:
         scene(h, ANN, BOB, CAROL)
         await h.start_bot()

@@ -21,6 +21,7 @@ from typing import Any
 import deck_builder
 import pytest
 from conftest import Harness, open_lobby, press
+from support.deals import fix_deals
 
 from bot.app import ids as game_ids
 from bot.domain import callbacks, flow
@@ -108,6 +109,7 @@ async def test_under_one_percent_of_taps_are_out_of_date_at_human_pace(
 ) -> None:
     # A fixed game id: the same deal on every run, so the figure is reproducible.
     monkeypatch.setattr(game_ids, "new_game_id", lambda: "hp0005")
+    fix_deals(monkeypatch)
     en = translator("en")
     out_of_date = (en.t("toast.stale"), en.t("toast.illegal"))
     too_late = en.t("toast.moved_on", change="").split(":")[0]

@@ -20,6 +20,7 @@ from functools import cache
 from typing import Any
 
 import pytest
+from support.deals import fix_deals
 from support.harness import Harness, play_out, press
 
 from bot.app import ids as game_ids
@@ -125,9 +126,16 @@ FACE_RANKS = {"en": "JQKA", "es": "JQKA", "pt": "JQKA", "de": "BDKA", "ru": "Ð’Ð
 # --- the English words -----------------------------------------------------------------
 
 
+DEAL_TOKENS = re.compile(
+    r"\bdeal\s+v\d+\s+p\d+(?:\s+[0-9A-Za-z]+){3}|(?:[0-9a-f]{4} ){7}[0-9a-f]{4}"
+)
+"""A deal's reveal and its code (``engine.commitment``): the same ASCII in every language."""
+
+
 def tokens(text: str) -> list[str]:
-    """The words of a visible text; commands such as /newgame are the same everywhere."""
-    return re.findall(r"[^\W\d_]+", re.sub(r"/\w+", " ", text))
+    """The words of a visible text; commands such as /newgame are the same everywhere, and
+    so are a deal's code and reveal."""
+    return re.findall(r"[^\W\d_]+", re.sub(r"/\w+", " ", DEAL_TOKENS.sub(" ", text)))
 
 
 @cache
@@ -482,6 +490,7 @@ async def test_a_whole_game_has_no_english_left(
     # Fixed game ids: the same deal and the same computer moves on every run.
     ids = (f"{lang}{n:04d}" for n in itertools.count())
     monkeypatch.setattr(game_ids, "new_game_id", lambda: next(ids))
+    fix_deals(monkeypatch)
     async with make_harness() as h:
         h.emu.add_user(PLAYER, scene.name, language_code=scene.language_code)
         h.emu.add_group(GROUP, scene.title, members=[PLAYER], creator=PLAYER)

@@ -588,7 +588,7 @@ def test_rules_text_splits_on_sections(lang: str) -> None:
 SHARED_WORDS = {"bot", "chat", "durak", "telegram", "podkidnoy", "perevodnoy"}
 ALSO_NATIVE = {
     "es": {"normal"},
-    "de": {"computer", "hand", "lobby", "normal"},
+    "de": {"code", "computer", "hand", "lobby", "normal"},
     "pt": {"for", "normal"},
     "ru": set(),
     "uk": set(),

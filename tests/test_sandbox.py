@@ -293,6 +293,11 @@ async def test_play_a_game_against_two_ais_in_the_browser(sandbox: Sandbox, tmp_
         )
         text = await result.inner_text()
         assert en("result.durak", name="") in text
+        # The deal: its code came at the start, its reveal is in the result.
+        assert "🔐 deal v1 p3 " in text
+        group_messages = page.locator("#messages-group .msg[data-from=bot]")
+        code_note = group_messages.filter(has_text="Deal code:")
+        assert await code_note.count() == 1
         assert await result.locator("button[data-callback]").count() == 2  # Rematch, New lobby
         # The private hand closed: no move buttons left.
         hand_buttons = page.locator("#messages-private button[data-callback]")

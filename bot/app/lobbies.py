@@ -6,7 +6,7 @@ test can fix them (the same deal on every run).
 
 from __future__ import annotations
 
-from bot.app import ids
+from bot.app import deals, ids
 from bot.app.games import Games
 from bot.domain import flow
 from bot.domain.flow import Person
@@ -82,7 +82,9 @@ async def unreachable_in(games: Games, chat_id: int) -> set[int]:
 
 async def start(games: Games, chat_id: int, game_id: str, by: int) -> None:
     unreachable = await unreachable_in(games, chat_id)
-    await games.run(chat_id, flow.start, game_id, by, unreachable)
+    # A fresh secret deal for the lobby's deck (``bot.app.deals``).
+    deal = deals.deal_for(await games.storage.load_table(chat_id))
+    await games.run(chat_id, flow.start, game_id, by, unreachable, deal)
 
 
 async def drop_unreachable(games: Games, chat_id: int, game_id: str, by: int) -> None:

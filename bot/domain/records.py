@@ -9,8 +9,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
+from bot.domain.deal import Deal
 from bot.domain.names import short_name
 from engine import Rules, Series, State
 
@@ -110,6 +119,10 @@ class ChatGame(BaseModel):
     marks them ⏱); only the last few are kept."""
     started_at: float | None = None
     finished_at: float | None = None
+    deal: Deal | None = None
+    """The current game's secret salt and deck order (``bot.domain.deal``), set at Start:
+    its code is announced then, its reveal is in the result. None in a lobby, and for a
+    game dealt before verifiable deals (from ``game_seed``): that one shows no code."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     _parsed: tuple[dict[str, Any], State] | None = PrivateAttr(None)
@@ -121,6 +134,15 @@ class ChatGame(BaseModel):
         """Records stored before the engine kept the series score: the series restarts."""
         if isinstance(data, dict) and "series_played" in data:
             data = {k: v for k, v in data.items() if k not in _OLD_SERIES_FIELDS}
+        return data
+
+    @model_serializer(mode="wrap")
+    def _leave_out_no_deal(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """No deal is left out of the JSON, so a lobby or a legacy game stays readable by
+        code from before the field (extra fields are refused)."""
+        data: dict[str, Any] = handler(self)
+        if self.deal is None:
+            data.pop("deal", None)
         return data
 
     def engine_state(self) -> State:

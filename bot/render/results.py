@@ -9,6 +9,7 @@ from bot.domain import callbacks
 from bot.domain.flow import series_over
 from bot.domain.records import ChatGame
 from bot.render.common import TEAM_NAMES, Rendered, markup, seat_name
+from bot.render.deal import reveal_lines
 from bot.render.labels import pack
 from locales import Html, Translator
 
@@ -33,7 +34,9 @@ def _minutes(game: ChatGame) -> int:
     return max(1, round((game.finished_at - game.started_at) / 60))
 
 
-def results_message(game: ChatGame, tr: Translator) -> Rendered:
+def results_message(game: ChatGame, tr: Translator, *, reveal: bool = True) -> Rendered:
+    """The group's result message; ``reveal``: with the deal's reveal (``render.deal``),
+    which only the group's message carries."""
     names = [seat_name(s, tr) for s in game.seats]
     lost = losers(game)
     lines: list[str] = [tr.t("result.title")]
@@ -59,6 +62,8 @@ def results_message(game: ChatGame, tr: Translator) -> Rendered:
         if series.finished:
             winners = [names[s] for s in series.winners()]
             lines.append(tr.t("result.series_winner", names=Html(", ".join(winners))))
+    if reveal:
+        lines += reveal_lines(game, tr)
     again = "result.next_game" if not series_over(game) else "result.rematch"
     buttons = [
         InlineKeyboardButton(

@@ -9,7 +9,7 @@ from typing import Any
 from aiohttp import web
 
 from bot import render
-from bot.app import ids
+from bot.app import deals, ids
 from bot.app.games import Games
 from bot.domain import flow
 from bot.domain.flow import FlowError
@@ -67,7 +67,8 @@ class Actions:
         if who.game.creator_id != user_id:
             return json_error(403, "only the creator starts from the app")
         unreachable = await self.games.unreachable(who.game)
-        return await self.change(who, flow.start, who.game.game_id, user_id, unreachable)
+        deal = deals.deal_for(who.game)
+        return await self.change(who, flow.start, who.game.game_id, user_id, unreachable, deal)
 
     async def change(self, who: Seated, operation: Any, *args: Any) -> web.Response:
         """Run a flow operation the way the group's buttons do (``Games.run``)."""

@@ -160,7 +160,7 @@ def _prompt(
 
 def _result(table: ChatGame, tr: Translator) -> JsonDict:
     """The group's result message (places, durak or losing team, series), as lines."""
-    rendered = results_message(table, tr)
+    rendered = results_message(table, tr, reveal=False)  # the reveal: the group message only
     title, *lines = plain(rendered.text).split("\n")
     buttons = rendered.markup.inline_keyboard if rendered.markup else ()
     rematch = buttons[0][0].text if buttons and buttons[0] else ""

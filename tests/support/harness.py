@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
+import re
 import shutil
 import socket
 import subprocess
@@ -24,6 +26,7 @@ from bot.domain import callbacks
 from bot.domain.lobby_options import OPTIONS_BY_OP
 from bot.domain.records import ChatGame
 from bot.ops.settings import Settings
+from bot.ops.verify import main as verify_main
 from bot.wiring.application import build_application, games_of, start_services, stop_services
 from sandbox.emulator import BotApiEmulator, EmuMessage, RateLimits
 
@@ -262,9 +265,12 @@ async def play_out(
     max_presses: int = 3000,
     timeout: float = 10.0,
     game_over: str = "Game over",
+    verify_deal: bool = True,
 ) -> EmuMessage:
     """Play the game to its end by pressing legal buttons; returns the result message
-    (the group message containing ``game_over``: the result title in the group's language)."""
+    (the group message containing ``game_over``: the result title in the group's language).
+    ``verify_deal``: the result's deal must verify (``check_deal``); only a game dealt
+    before verifiable deals has none."""
     pressed: set[tuple[int, int, int, str]] = set()
     """(user, message id, its edit count, data) of every button pressed: a keyboard
     whose moves stay the same keeps its data (and step), so what makes a button worth
@@ -274,9 +280,12 @@ async def play_out(
         message = h.emu.message(user, mid)
         return -1 if message is None else message.edit_count
 
+    # A result already in the group is an earlier game's (of a series, say).
+    earlier = max((m.message_id for m in h.emu.messages(group)), default=0)
+
     def over() -> EmuMessage | None:
         for message in h.emu.messages(group):
-            if message.from_bot and game_over in message.text:
+            if message.from_bot and message.message_id > earlier and game_over in message.text:
                 return message
         return None
 
@@ -297,6 +306,8 @@ async def play_out(
     for _ in range(max_presses):
         found = await h.emu.wait_for(lambda: over() or candidate(), timeout, what="a move")
         if isinstance(found, EmuMessage):
+            if verify_deal:
+                check_deal(h.emu, group, found)
             return found
         user, mid, data = found
         pressed.add((user, mid, edits(user, mid), data))
@@ -304,6 +315,34 @@ async def play_out(
             handle = await h.emu.user_presses(user, user, mid, data=data)
             await asyncio.wait_for(handle.answer(), timeout)
     raise AssertionError("the game did not end")
+
+
+DEAL_CODE = re.compile(r"(?:[0-9a-f]{4} ){7}[0-9a-f]{4}")
+"""The deal code as the group is shown it at a game's start: 32 hex, in groups of 4."""
+
+
+def deal_note(emu: BotApiEmulator, group: int, before: int) -> EmuMessage:
+    """The group's latest deal code message before message ``before`` (its game's)."""
+    notes = [
+        m
+        for m in emu.messages(group)
+        if m.from_bot and m.message_id < before and DEAL_CODE.search(m.text)
+    ]
+    assert notes, "no deal code was shown in the group before the result"
+    return notes[-1]
+
+
+def check_deal(emu: BotApiEmulator, group: int, result: EmuMessage) -> str:
+    """Every game played out verifies: ``durak-verify`` accepts the result message and the
+    code the group was shown at the start (in a message never edited). Returns that code."""
+    note = deal_note(emu, group, result.message_id)
+    assert note.edit_count == 0, "the deal code message was edited"
+    code = DEAL_CODE.findall(note.text)[-1]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        status = verify_main(["--text", result.text, "--shown", code])
+    assert status == 0, out.getvalue()
+    return code
 
 
 async def open_lobby(h: Harness, group: int, creator: int) -> EmuMessage:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from bot.domain.deal import Deal
 from bot.domain.flow.common import (
     LOBBY_LIFETIME,
     Announcement,
@@ -21,6 +22,7 @@ from bot.domain.flow.common import (
     Person,
     game_seed,
 )
+from bot.domain.flow.dealing import deal_game
 from bot.domain.flow.turns import schedule
 from bot.domain.lobby_options import LOBBY_OPTIONS, OPTIONS_BY_OP
 from bot.domain.records import AiLevel, ChatGame, LobbyScreen, Seat
@@ -211,10 +213,16 @@ def first_dealer(game_id: str, players: int) -> int:
 
 
 def start(
-    game: ChatGame | None, moment: Moment, game_id: str, by: int, unreachable: Collection[int]
+    game: ChatGame | None,
+    moment: Moment,
+    game_id: str,
+    by: int,
+    unreachable: Collection[int],
+    deal: Deal | None = None,
 ) -> Outcome:
     """Deal the first (or next) game of the series. ``unreachable``: user ids the bot
-    cannot write to in private; past their deadline they are dropped, else Start waits."""
+    cannot write to in private; past their deadline they are dropped, else Start waits.
+    ``deal``: the app's secret deal for the lobby's deck (``flow.dealing.deal_game``)."""
     game = open_lobby(game, moment, game_id, by)
     effects = Effects()
     late = {
@@ -241,7 +249,7 @@ def start(
         series = Series.start(game.rules, players, dealer=first_dealer(game_id, players))
     # The series deals: the last durak deals; the first game and any game after a
     # draw start with the lowest trump.
-    state = series.next_game(seed=game_seed(game.game_id, series.games_played))
+    state = deal_game(game, series, deal, effects)
     game.series = series
     game.phase = "playing"
     game.set_engine_state(state)

@@ -116,6 +116,7 @@ def next_game(game: ChatGame | None, moment: Moment, game_id: str, new_game_id: 
             "reminded_step": -1,
             "started_at": None,
             "finished_at": None,
+            "deal": None,
         }
     )
     return lobby, Effects()

@@ -11,7 +11,16 @@ import time
 from typing import Any
 
 import pytest
-from support.harness import DEAL_CODE, Harness, check_deal, deal_note, open_lobby, play_out, press
+from support.harness import (
+    DEAL_CODE,
+    Harness,
+    check_deal,
+    deal_note,
+    open_lobby,
+    play_out,
+    press,
+    set_options,
+)
 
 from ai.review import actions_from_events
 from bot import render
@@ -170,7 +179,7 @@ async def test_each_game_of_a_series_has_its_own_code_and_reveal(make_harness: A
         scene(h, ANN, BOB)
         await h.start_bot()
         lobby = await seated(h, [ANN, BOB], [])
-        await press(h, ANN, GROUP, lobby.message_id, text="Series: 1")
+        await set_options(h, ANN, GROUP, lobby.message_id, series=3)
         await h.wait_text(GROUP, "Series: 3")
         codes, salts = [], []
         for number in (1, 2):

@@ -14,6 +14,7 @@ from bot import render
 from bot.domain import callbacks, flow
 from bot.domain.callbacks import RulesButton
 from bot.domain.flow import Moment, Person, Timing
+from bot.domain.flow.turns import ACTIVE_THROW_IN_FACTOR
 from bot.domain.lobby_options import OPTIONS_BY_OP
 from bot.domain.records import ChatGame
 from bot.render.labels import too_wide
@@ -25,6 +26,8 @@ from locales.rules_text import SECTIONS, SHORT_LIMIT, TablePace, rules_short, ru
 CHAT = -100888
 GID = "pa11ce"
 TIMING = Timing(turn_timeout=60.0, ai_delay=1.0, notify_quiet=20.0, throw_in_window=7.0)
+LONG = ACTIVE_THROW_IN_FACTOR * TIMING.throw_in_window
+"""The throw-in window of an attacker who moved lately (every attacker in these games)."""
 ANN, BOB = Person(1, "Ann"), Person(2, "Bob")
 FIXTURES = Path(__file__).parent / "fixtures" / "records" / "v1"
 
@@ -169,10 +172,10 @@ def test_the_flow_schedules_turns_and_throw_in_windows_at_the_tables_pace(
         state = game.engine_state()
         if must_act(state).kind != "throw_in":
             assert game.turn_deadline == now + TIMING.turn_timeout * factor
-    assert game.turn_deadline == now + TIMING.throw_in_window * factor
+    assert game.turn_deadline == now + LONG * factor
     # The window closes then: the bot passes for the idle attacker.
     before = state.step
-    game, _ = flow.on_timeout(game, at(now + TIMING.throw_in_window * factor))
+    game, _ = flow.on_timeout(game, at(now + LONG * factor))
     assert game.engine_state().step > before and game.auto_steps
 
 
@@ -210,9 +213,9 @@ def test_a_fast_game_throw_in_window_is_half_a_normal_one_in_the_same_deal() -> 
         assert game.turn_deadline is not None
         return game.turn_deadline - 2.0
 
-    assert window("normal") == TIMING.throw_in_window
-    assert window("fast") == TIMING.throw_in_window / 2
-    assert window("relaxed") == TIMING.throw_in_window * 2
+    assert window("normal") == LONG
+    assert window("fast") == LONG / 2
+    assert window("relaxed") == LONG * 2
 
 
 # --- /rules: the brief and every full section ---------------------------------------------
@@ -292,7 +295,7 @@ async def test_a_throw_in_window_shown_late_still_lasts_a_whole_window() -> None
     user = game.seats[game.engine_state().attacker].user_id
     assert user is not None
     assert must_act(game.engine_state()).kind == "throw_in"
-    assert game.turn_deadline == 2.0 + TIMING.throw_in_window
+    assert game.turn_deadline == 2.0 + LONG
 
     async def store_of_the_player() -> Storage:
         """A store of their own (each case below starts from nothing shown)."""
@@ -318,7 +321,7 @@ async def test_a_throw_in_window_shown_late_still_lasts_a_whole_window() -> None
     # Not on screen at the deadline: the hand is sent again and looked at again before
     # a hand landing right now could lose any of its window (but not every second).
     again = await gate.postpone_until(game, deadline)
-    assert again is not None and deadline + gate.poll < again < deadline + TIMING.throw_in_window
+    assert again is not None and deadline + gate.poll < again < deadline + LONG
     assert refreshed == [user]
     # Still owed (a worker is on its way with it): not asked for again, still waited for.
     owing = await store_of_the_player()
@@ -333,11 +336,11 @@ async def test_a_throw_in_window_shown_late_still_lasts_a_whole_window() -> None
     landed = await store_of_the_player()
     await landed.mark_hand_shown(CHAT, user, GID, step, deadline + 0.1)
     games.storage = landed
-    assert await gate.postpone_until(game, again) == deadline + 0.1 + TIMING.throw_in_window
+    assert await gate.postpone_until(game, again) == deadline + 0.1 + LONG
     games.storage = storage
     # On screen one second before the deadline: the window runs from then.
     await storage.mark_hand_shown(CHAT, user, GID, step, deadline - 1.0)
-    late = deadline - 1.0 + TIMING.throw_in_window
+    late = deadline - 1.0 + LONG
     assert await gate.postpone_until(game, deadline) == late
     assert await gate.postpone_until(game, late) is None  # then the bot passes for them
     # On screen as the window opened: the deadline stands.

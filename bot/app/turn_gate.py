@@ -59,7 +59,7 @@ class TurnGate:
             log.warning("chat %s: hands still not shown; the timer goes on", table.chat_id)
             return None
         state = table.engine_state()
-        window = flow.wait_window(timing, must_act(state))
+        window = table.wait_window or flow.wait_window(timing, must_act(state))
         # How soon a hand not yet on screen is looked at again (see below).
         look = max(self.poll, min(window / 2, self.max_poll))
         shown = await self.games.storage.hands_shown(table.chat_id)

@@ -109,6 +109,9 @@ class ChatGame(BaseModel):
     reminded_step: int = -1
     """The step whose player was reminded (their hand says so until they move)."""
     last_seen_step: int = -1
+    wait_window: float | None = None
+    """Seconds the humans are waited on at ``last_seen_step`` (``flow.turns.wait_window``):
+    the turn gate counts them again from when a late hand landed."""
     final_order: list[int] = []
     final_durak: int | None = None
     final_losing_team: int | None = None

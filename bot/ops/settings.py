@@ -48,7 +48,8 @@ class Settings(BaseSettings):
     """Seconds a player has for a move before the bot moves for them."""
     throw_in_window: float = Field(7.0, gt=0)
     """Seconds attackers have to add cards once the defender is done (all beaten, or
-    taking); then they pass automatically. Capped by TURN_TIMEOUT."""
+    taking); then they pass automatically. Twice as long while one of them moved lately
+    (``bot.domain.flow.turns.wait_window``). Capped by TURN_TIMEOUT."""
     ai_delay: float = Field(1.2, ge=0)
     """Seconds a computer player 'thinks' before it moves, so the table is readable."""
     output_lease: float = Field(
@@ -92,8 +93,9 @@ class Settings(BaseSettings):
     redis_wait_timeout_ms: int = Field(100, gt=0)
     """Longest wait for REDIS_WAIT_REPLICAS in milliseconds; then the move goes on anyway."""
     calm_delay: float = Field(3.0, ge=0)
-    """Seconds a player's hand edit may wait after their own move when they have nothing
-    to do, so it merges with the next change (saves Bot API calls)."""
+    """Seconds the hand of a player who did not move (and has nothing to do) may wait
+    after a move, so its edit merges with the next change; the mover's own hand is
+    edited at once (it shows the effect of their tap)."""
     notify_quiet: float = Field(20.0, ge=0)
     """A player active this recently is not sent a new (notifying) hand message."""
     rating_min_games: int = Field(5, ge=1)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, WebAppInfo
 
-from bot.domain import callbacks
+from bot.domain import callbacks, flow
 from bot.domain.records import ChatGame
 from bot.render import Rendered
 from bot.render.labels import pack
@@ -57,6 +57,8 @@ class AppButtons:
         user_id = table.seats[seat].user_id
         if in_app is None and table.phase == "playing" and user_id is not None:
             in_app = await self.presence.in_app(table.chat_id, user_id)
+        if user_id is not None and user_id == flow.reminded_user(table):
+            in_app = False  # the reminder shows the whole hand, whichever way they play
         if in_app and table.phase == "playing" and user_id is not None:
             text = tr.t("app.in_app", group=table.chat_title or str(table.chat_id))
             # No step in its data: the collapsed message must stay the same every move.

@@ -1,10 +1,12 @@
 """Who has the Mini App open: while they do, their private hand collapses to one button.
 
 Opening an event stream marks ``durak:webapp:open:{<chat_id>}:<user_id>`` (any process);
-the open stream only *keeps* that key alive, and the key outlives a closed app by
-``OPEN_TTL`` seconds, so a reload or a short network drop does not flip the hand message
-back and forth. Tapping "Play here" (or writing to the bot) in the private chat drops
-the key at once: the old stream can no longer revive it, only opening the app again can.
+the open stream only *keeps* that key alive. Once the server sees the stream close (the
+app was closed: within about a second), the key outlives it by ``CLOSE_GRACE`` seconds, so
+a reload (a new stream) does not flip the hand message back and forth; a stream that
+vanished unseen (a dead network) lets the key lapse after ``OPEN_TTL`` seconds.
+Tapping "Play here" (or writing to the bot) in the private chat drops the key at once:
+the old stream can no longer revive it, only opening the app again can.
 ``durak:webapp:user:{<user_id>}`` remembers which chat that user last opened the app for,
 so a private message finds the hand to bring back without scanning every game.
 """
@@ -15,6 +17,8 @@ from redis.asyncio import Redis
 
 OPEN_TTL = 45
 REFRESH_EVERY = 15.0
+CLOSE_GRACE = 3
+"""Seconds the app still counts as open after its stream closed (a reload opens another)."""
 
 
 def open_key(chat_id: int, user_id: int) -> str:
@@ -46,6 +50,14 @@ class Presence:
             pipe.set(user_key(user_id), str(chat_id), ex=self.ttl, xx=True)
             kept, _ = await pipe.execute()
         return bool(kept)
+
+    async def closed(self, chat_id: int, user_id: int, grace: int = CLOSE_GRACE) -> None:
+        """The app's stream closed: it counts as open for ``grace`` seconds more (unless it
+        was dropped already: then nothing revives it)."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.expire(open_key(chat_id, user_id), grace)
+            pipe.expire(user_key(user_id), grace)
+            await pipe.execute()
 
     async def back_in_chat(self, user_id: int, chat_id: int | None = None) -> int | None:
         """The user acts in the private chat: the app no longer counts as open. The chat

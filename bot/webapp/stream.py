@@ -11,16 +11,24 @@ from collections.abc import Callable
 from aiohttp import web
 
 from bot.app.games import Games
-from bot.store.presence import REFRESH_EVERY, Presence
+from bot.store.presence import CLOSE_GRACE, REFRESH_EVERY, Presence
 from bot.webapp.hub import Hub, Viewer, dumps
 from bot.webapp.views import Seated, viewer_state
 
 KEEPALIVE = 15.0
+CLOSED_POLL = 1.0
+"""Seconds between looks at whether the page went (no I/O: the connection's state)."""
 HEADERS = {
     "Content-Type": "text/event-stream",
     "Cache-Control": "no-store",
     "X-Accel-Buffering": "no",  # nginx: pass events on at once
 }
+
+
+def _gone(request: web.Request) -> bool:
+    """The page's connection is closed (the app was closed, or the network dropped)."""
+    transport = request.transport
+    return transport is None or transport.is_closing()
 
 
 class LiveStreams:
@@ -54,25 +62,43 @@ class LiveStreams:
             viewer.offer(viewer_state(game, None, viewer))
             await self.presence.mark(chat_id, user_id)
             self.games.box.refresh_hand(chat_id, user_id)  # collapses to "Open table"
-            await self._send_changes(response, viewer)
+            await self._send_changes(response, viewer, lambda: _gone(request))
         except (ConnectionResetError, asyncio.CancelledError):
             pass
         finally:
             self.hub.remove(viewer)
             ended(viewer)
             if not self.closing.is_set():
-                self.restore_later(chat_id, user_id)
+                await self._closed(chat_id, user_id)
         return response
 
-    async def _send_changes(self, response: web.StreamResponse, viewer: Viewer) -> None:
-        """Each new state as an event, a keep-alive comment when nothing changed."""
-        marked = time.monotonic()
+    async def _closed(self, chat_id: int, user_id: int) -> None:
+        """The app closed: its hand's buttons come back after a short grace, unless
+        another of this user's streams on this game is still open here."""
+        others = self.hub.viewers.get(chat_id, set())
+        if any(v.user_id == user_id for v in others):
+            return
+        with contextlib.suppress(Exception):  # Redis away: the mark lapses by itself
+            await self.presence.closed(chat_id, user_id)
+        self.restore_later(chat_id, user_id, CLOSE_GRACE + 0.5)
+
+    async def _send_changes(
+        self, response: web.StreamResponse, viewer: Viewer, gone: Callable[[], bool]
+    ) -> None:
+        """Each new state as an event, a keep-alive comment when nothing changed; ends
+        within ``CLOSED_POLL`` of the page going (``gone``)."""
+        marked = written = time.monotonic()
         while not self.closing.is_set() and not viewer.ended:
             with contextlib.suppress(TimeoutError):
-                # A closed page is only noticed when a write fails: write often enough
-                # that the hand's buttons come back soon after the presence expires.
-                await asyncio.wait_for(viewer.wake.wait(), min(KEEPALIVE, self.presence.ttl / 3))
+                await asyncio.wait_for(viewer.wake.wait(), CLOSED_POLL)
+            if gone():
+                return
+            if not viewer.wake.is_set() and time.monotonic() - written < min(
+                KEEPALIVE, self.presence.ttl / 3
+            ):
+                continue
             viewer.wake.clear()
+            written = time.monotonic()
             if time.monotonic() - marked >= min(REFRESH_EVERY, self.presence.ttl / 3):
                 # Only kept, never re-made: after "Play here" the chat has the buttons
                 # until the app is opened again (a new stream).
@@ -87,12 +113,13 @@ class LiveStreams:
             else:
                 await response.write(b": keep-alive\n\n")
 
-    def restore_later(self, chat_id: int, user_id: int) -> None:
-        """Once the app has been closed for a while, the hand's buttons come back (the
-        refresh renders the collapsed message again, unchanged, if it was reopened)."""
+    def restore_later(self, chat_id: int, user_id: int, after: float) -> None:
+        """Once the app has been closed for ``after`` seconds, the hand's buttons come
+        back (the refresh renders the collapsed message again, unchanged, if it was
+        reopened)."""
 
         async def restore() -> None:
-            await asyncio.sleep(self.presence.ttl + 1)
+            await asyncio.sleep(after)
             self.games.box.refresh_hand(chat_id, user_id)
 
         task = asyncio.create_task(restore())

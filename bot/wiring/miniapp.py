@@ -8,6 +8,7 @@ from typing import Any
 from aiohttp import web
 
 from bot.app.games import Games
+from bot.domain import flow
 from bot.domain.flow import Effects
 from bot.domain.records import ChatGame
 from bot.ops.settings import Settings
@@ -39,7 +40,8 @@ class LiveLink:
             # One read for every hand: players in the app see their turn there (no new,
             # notifying hand message), and a collapsed hand needs no refresh at all.
             effects.in_app = await self.presence.in_app_of(game.chat_id, set(hand_targets(game)))
-            effects.notify -= effects.in_app
+            # But the reminder before a timeout: it comes whichever way they play.
+            effects.notify -= effects.in_app - {flow.reminded_user(game)}
         await self.hub.changed(game, self.settings.idle_ttl)
 
 

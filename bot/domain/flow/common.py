@@ -29,7 +29,8 @@ class Timing:
     notify_quiet: float
     """A player idle longer than this gets a new (notifying) hand message."""
     throw_in_window: float = 7.0
-    """Seconds attackers have to add cards once the defender is done."""
+    """Seconds attackers have to add cards once the defender is done: the short window,
+    longer while one of them moved lately (``flow.turns.wait_window``)."""
     remind_before: float = 15.0
     """Seconds before a player's own turn times out that they get a notifying reminder."""
 
@@ -91,8 +92,9 @@ class Effects:
     notify: set[int] = field(default_factory=set)
     """Users who newly must act: their hand is re-sent as a new (notifying) message."""
     calm: set[int] = field(default_factory=set)
-    """Users whose hand may be refreshed a little later: they just moved and have
-    nothing to do now, so the edit can merge with the next one."""
+    """Users whose hand may be refreshed a little later, so the edit can merge with the
+    next one: others than the mover whose moves stay the same (the mover's own hand is
+    refreshed at once: it shows the effect of their tap)."""
     announce: list[Announcement] = field(default_factory=list)
     stats: list[StatDelta] = field(default_factory=list)
     ended: bool = False

@@ -31,6 +31,11 @@ from engine import (
 )
 
 TIMEOUTS_BEFORE_HANDOVER = 3
+ACTIVE_THROW_IN_FACTOR = 2.0
+"""A throw-in window is this many times as long while someone who may still add a card
+acted lately (``acted_lately``): 14 s at the normal pace, the short one 7 s."""
+LATELY_WINDOWS = 4.0
+""""Lately": within this many (short) throw-in windows, 28 s at the normal pace."""
 AUTO_STEPS_KEPT = 40
 """Automatic moves remembered for the log's ⏱ marks (the log shows two bouts at most)."""
 
@@ -74,9 +79,26 @@ def play(
     game.seats[seat].last_active = moment.now
     effects = Effects()
     _advance(game, state, after, moment, effects)
-    if not after.over and not legal_actions(after, seat):
-        effects.calm.add(user_id)
+    # The tapper's own hand shows their move at once (it is what they look at); the
+    # others' hands whose moves stay the same may wait and merge with the next change.
+    if not after.over:
+        effects.calm.update(_unchanged_hands(game, state, after, skip=seat) - effects.notify)
     return game, effects
+
+
+def _unchanged_hands(game: ChatGame, before: State, after: State, skip: int) -> set[int]:
+    """Humans (but ``skip``) the game does not wait on, whose legal moves stay the same:
+    their hand's edit, if any, only tells them what happened and may wait."""
+    waited = set(waiting(after))
+    return {
+        info.user_id
+        for s, info in enumerate(game.seats)
+        if s != skip
+        and s not in waited
+        and info.human
+        and info.user_id is not None
+        and legal_actions(before, s) == legal_actions(after, s)
+    }
 
 
 def ai_move(
@@ -215,20 +237,37 @@ def _advance(game: ChatGame, before: State, after: State, moment: Moment, effect
     schedule(game, after, moment)
 
 
-def wait_window(table: Timing, turn: MustAct) -> float:
+def wait_window(table: Timing, turn: MustAct, lately: bool = False) -> float:
     """How long a human is waited on for ``turn``, at the table's timing
-    (``table_timing``): a whole turn, or a throw-in window."""
+    (``table_timing``): a whole turn, or a throw-in window. The one place of the throw-in
+    policy:
+
+    - the window opens anew whenever anyone acts (every move is a new step), and a
+      player's "Done" (a pass) ends it for them;
+    - it is the long one (``ACTIVE_THROW_IN_FACTOR``) while someone who may still add a
+      card acted ``lately`` (``acted_lately``), so people who take a few seconds to decide
+      do not find it closed under them; else the short one (THROW_IN_WINDOW), so a player
+      who went away holds a bout no longer than it;
+    - it counts from when the hand showing it landed (``bot.app.turn_gate``)."""
     if turn.kind == "throw_in":
-        return min(table.throw_in_window, table.turn_timeout)
+        factor = ACTIVE_THROW_IN_FACTOR if lately else 1.0
+        return min(table.throw_in_window * factor, table.turn_timeout)
     return table.turn_timeout
+
+
+def acted_lately(game: ChatGame, table: Timing, seats: tuple[int, ...], now: float) -> bool:
+    """Whether a human among ``seats`` moved within ``LATELY_WINDOWS`` throw-in windows."""
+    lately = LATELY_WINDOWS * table.throw_in_window
+    return any(game.seats[s].human and now - game.seats[s].last_active <= lately for s in seats)
 
 
 def schedule(game: ChatGame, state: State, moment: Moment) -> None:
     """Set the turn deadline (a human is waited on) and when a computer seat moves.
 
     Once the defender is done (every card beaten, or taking) only throw-ins are left:
-    the attackers who could add a card get a short window, not a whole turn, so one
-    inattentive player never stalls the table (and a long pause reveals nothing)."""
+    the attackers who could add a card get a window, not a whole turn, so one
+    inattentive player never stalls the table (and a long pause reveals nothing); how
+    long is ``wait_window``'s policy."""
     if state.over or game.phase != "playing":
         game.turn_deadline = game.ai_due = game.reminder_due = None
         return
@@ -238,8 +277,9 @@ def schedule(game: ChatGame, state: State, moment: Moment) -> None:
         human = any(game.seats[s].human for s in seats)
         timing = table_timing(game, moment.timing)
         turn = must_act(state)
-        window = wait_window(timing, turn)
+        window = wait_window(timing, turn, acted_lately(game, timing, seats, moment.now))
         game.turn_deadline = moment.now + window if human else None
+        game.wait_window = window if human else None
         # A reminder only for a player's own turn, and only when the turn is long
         # enough that it comes well after the move was asked for.
         own = turn.player is not None and game.seats[turn.player].human
@@ -269,6 +309,19 @@ def remind(game: ChatGame | None, moment: Moment) -> Outcome:
         game.reminded_step = state.step
         effects.notify.add(info.user_id)
     return game, effects
+
+
+def reminded_user(game: ChatGame) -> int | None:
+    """The player reminded at the current step (``remind``), while it is still their
+    move: their reminder comes as a notifying full hand even while they follow the game
+    in the Mini App, whose open mark may outlive the app itself."""
+    if game.phase != "playing" or game.state is None:
+        return None
+    state = game.engine_state()
+    player = must_act(state).player
+    if game.reminded_step != state.step or player is None:
+        return None
+    return game.seats[player].user_id
 
 
 def next_due(game: ChatGame) -> float | None:

@@ -87,6 +87,7 @@ BUTTONS = (
     "rules.button.taking",
     "rules.button.options",
     "rules.button.ending",
+    "review.button",
 )
 RANK = r"(?:10|[2-9]|[A-ZА-ЯЁ])"
 SUIT = "[♠♥♦♣]\ufe0f?"  # red suits carry the emoji selector (issue 11)
@@ -134,9 +135,13 @@ def leftovers(lang: str, texts: Iterable[str]) -> dict[str, str]:
     return found
 
 
+def domain_of(key: str) -> str:
+    return next(d for d in DOMAINS if key in message_texts(DEFAULT, d))
+
+
 def template(lang: str, key: str) -> re.Pattern[str]:
     """A message as a pattern: its placeholders match anything."""
-    text = visible_text(message_texts(lang, "bot")[key][0])
+    text = visible_text(message_texts(lang, domain_of(key))[key][0])
     return re.compile(".+".join(re.escape(part) for part in re.split(r"\{\w+\}", text)))
 
 
@@ -147,7 +152,7 @@ def wrong_labels(lang: str, labels: Iterable[str]) -> list[str]:
     english = [
         template(DEFAULT, key)
         for key in BUTTONS
-        if message_texts(DEFAULT, "bot")[key] != message_texts(lang, "bot")[key]
+        if message_texts(DEFAULT, domain_of(key))[key] != message_texts(lang, domain_of(key))[key]
     ]
     names = {language_name(code) for code in SUPPORTED}
     wrong = []

@@ -15,6 +15,7 @@ from bot.render import faces
 from bot.render.common import Rendered, markup, seat_name
 from bot.render.labels import pack
 from bot.render.results import hand_result
+from bot.render.review import with_review_button
 from bot.render.table import pairs_text
 from bot.render.turn import clock, turn_line
 from engine import Action, Attack, Beat, Card, Pass, PlayerView, Swap, Take, Transfer, view
@@ -260,5 +261,5 @@ def _last_buttons(
 def hand_closed(game: ChatGame, tr: Translator, seat: int | None = None) -> Rendered:
     """After the game: this player's own one-line result (or a plain note)."""
     if game.phase == "finished" and seat is not None:
-        return hand_result(game, seat, tr)
+        return with_review_button(hand_result(game, seat, tr), game, tr)
     return Rendered(tr.t("hand.closed", group=game.chat_title or str(game.chat_id)))

@@ -104,6 +104,7 @@ BUTTONS = (
     "lobby.option_series",
     "lobby.option_partners",
     "lobby.option_pace",
+    "review.button",
 )
 # The options screen's value buttons: a value's text or a number, the current one marked.
 VALUES = (

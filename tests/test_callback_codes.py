@@ -39,7 +39,7 @@ def test_every_hand_op_round_trips() -> None:
     pick = callbacks.encode_pick(CHAT, GAME, STEP, Card(51))
     assert callbacks.decode(pick) == HandButton(CHAT, GAME, STEP, "pick", card=Card(51))
     seen.add(pick.rsplit(":", 1)[1][0])
-    for op in ("back", "leave", "leave_yes", "take_back", "play_here"):
+    for op in ("back", "leave", "leave_yes", "take_back", "play_here", "review"):
         data = callbacks.encode_hand_op(CHAT, GAME, STEP, op)
         assert callbacks.decode(data) == HandButton(CHAT, GAME, STEP, op)
         seen.add(data.rsplit(":", 1)[1])
@@ -55,3 +55,4 @@ def test_the_wire_format_stays_as_it_was() -> None:
     assert callbacks.encode_pick(5, GAME, 3, Card(2)) == "h:5:abc123:3:bc"
     assert callbacks.encode_hand_op(5, GAME, 0, "take_back") == "h:5:abc123:0:m"
     assert callbacks.encode_hand_op(5, GAME, 3, "leave_yes") == "h:5:abc123:3:Q"
+    assert callbacks.encode_hand_op(5, GAME, 0, "review") == "h:5:abc123:0:v"

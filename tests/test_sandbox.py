@@ -299,9 +299,11 @@ async def test_play_a_game_against_two_ais_in_the_browser(sandbox: Sandbox, tmp_
         code_note = group_messages.filter(has_text="Deal code:")
         assert await code_note.count() == 1
         assert await result.locator("button[data-callback]").count() == 2  # Rematch, New lobby
-        # The private hand closed: no move buttons left.
-        hand_buttons = page.locator("#messages-private button[data-callback]")
+        # The private hand closed: no move buttons left, only the result's 🔍 Review.
+        private = "#messages-private button[data-callback]"
+        hand_buttons = page.locator(f'{private}:not([data-callback$=":v"])')
         await hand_buttons.first.wait_for(state="detached")
+        await page.locator(f'{private}[data-callback$=":v"]').wait_for()
         ARTIFACTS.mkdir(exist_ok=True)
         await page.screenshot(path=ARTIFACTS / "sandbox-result.png")
         assert errors == []

@@ -16,13 +16,16 @@ import asyncio
 import hashlib
 import logging
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from typing import Any, TypeVar
 
 from bot.domain.records import AiLevel
 from bot.ops import metrics
 from engine import Action, PlayerView
 
+T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 FALLBACKS: dict[str, tuple[str, ...]] = {
@@ -83,6 +86,20 @@ class AiRunner:
                 log.exception("the computer players' process pool broke; recreating it")
                 self._pool = None
         return await asyncio.to_thread(choose, level, seed, view)
+
+    async def think(self, work: Callable[..., T], *args: Any) -> T:
+        """Other search work (a game's review) in the same pool, one short piece at a
+        time, so the Hard players' moves queue behind at most one piece of it."""
+        if self.processes > 0:
+            if self._pool is None:
+                self._pool = ProcessPoolExecutor(max_workers=self.processes)
+            loop = asyncio.get_running_loop()
+            try:
+                return await loop.run_in_executor(self._pool, work, *args)
+            except BrokenProcessPool:
+                log.exception("the computer players' process pool broke; recreating it")
+                self._pool = None
+        return await asyncio.to_thread(work, *args)
 
     def close(self) -> None:
         if self._pool is not None:

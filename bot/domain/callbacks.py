@@ -43,7 +43,7 @@ _GROUP_OPS: Final = {op: code for code, op in _GROUP_CODES.items()}
 GROUP_OPS: Final = frozenset(_GROUP_OPS)
 """Every group operation a button may carry."""
 
-HandOp = Literal["move", "pick", "back", "leave", "leave_yes", "take_back", "play_here"]
+HandOp = Literal["move", "pick", "back", "leave", "leave_yes", "take_back", "play_here", "review"]
 HAND_OPS: Final = frozenset(get_args(HandOp))
 """Every hand operation a button may carry."""
 
@@ -72,6 +72,7 @@ HAND_CODES: Final[dict[str, HandCode]] = {
     "Q": HandCode("leave_yes", 0),
     "m": HandCode("take_back", 0),
     "w": HandCode("play_here", 0),
+    "v": HandCode("review", 0),
 }
 """The one map of hand button codes (on the wire: existing keyboards rely on it)."""
 _MOVE_CODES: Final = {entry.move: code for code, entry in HAND_CODES.items() if entry.move}
@@ -222,7 +223,7 @@ def encode_hand_op(
     chat_id: int,
     game_id: str,
     step: int,
-    op: Literal["back", "leave", "leave_yes", "take_back", "play_here"],
+    op: Literal["back", "leave", "leave_yes", "take_back", "play_here", "review"],
 ) -> str:
     return _hand(chat_id, game_id, step, _OP_CODES[op])
 

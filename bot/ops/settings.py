@@ -107,6 +107,9 @@ class Settings(BaseSettings):
     """Seconds an untouched lobby or game is kept before it expires."""
     settings_ttl: int = Field(180 * 24 * 3600, gt=0)
     """Seconds a group's settings and a user's preferences are kept after their last use."""
+    reviews_per_minute: int = Field(6, ge=0)
+    """Reviews of finished games (the 🔍 button) the whole fleet starts per minute at
+    most; each costs 2 to 5 s of one core. 0: reviews are off (the bot says it is busy)."""
 
     # --- Mini App (bot/webapp): served by the bot itself when WEBAPP_URL is set ---
     webapp_url: str | None = None

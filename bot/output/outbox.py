@@ -251,6 +251,14 @@ class Outbox:
         key, job = self.replies.job(content, reply_to=reply_to, on_sent=on_sent, kind=kind)
         self._lanes.enqueue(chat_id, key, job, replace=True)
 
+    def edit(
+        self, chat_id: int, message_id: int, content: Rendered, *, send_if_gone: bool = False
+    ) -> None:
+        """Edit a message of ours that is no game's (paced; an edit still pending is
+        replaced by this newer one); ``send_if_gone``: send it anew if it was deleted."""
+        key, job = self.replies.edit_job(message_id, content, send_if_gone=send_if_gone)
+        self._lanes.enqueue(chat_id, key, job, replace=True)
+
     async def retire(self, chat_id: int, message_id: int) -> None:
         """Delete a message we no longer keep up to date (its buttons would mislead): at a
         tap on it, so a failure now is tried again at the next tap."""

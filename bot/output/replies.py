@@ -17,6 +17,7 @@ from telegram import Message
 from bot.output.context import OutputContext
 from bot.output.jobs import OutputJob
 from bot.render import Rendered
+from bot.transport.bot_api import Edit
 from bot.transport.lanes import ANNOUNCE, REPLY, Lane, Outcome
 
 
@@ -68,3 +69,22 @@ class Replies:
         else:
             key, priority = ("say", next(self._ids)), ANNOUNCE
         return key, OutputJob(work=work, priority=priority, repeatable=False)
+
+    def edit_job(
+        self, message_id: int, content: Rendered, *, send_if_gone: bool
+    ) -> tuple[Hashable, OutputJob]:
+        """The key and job of one edit of a message that is no game's (a review's
+        progress): a newer edit of it queued meanwhile takes this one's place."""
+        api, stats = self.context.api, self.context.stats
+
+        async def work(lane: Lane[Any], job: OutputJob) -> Outcome:
+            await lane.pace()
+            outcome = await api.edit_text(lane.chat_id, message_id, content.text, content.markup)
+            stats.edited += 1
+            if outcome is Edit.GONE and send_if_gone:
+                await lane.pace()
+                await api.send_text(lane.chat_id, content.text, content.markup)
+                stats.sent += 1
+            return None
+
+        return ("edit", message_id), OutputJob(work=work, priority=ANNOUNCE, repeatable=True)

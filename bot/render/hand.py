@@ -20,6 +20,7 @@ from bot.render.labels import ROW_WIDTH, label_width, pack
 from bot.render.log import meanwhile
 from bot.render.rating import rating_change
 from bot.render.results import hand_result
+from bot.render.review import with_review_button
 from bot.render.table import pairs_text
 from bot.render.turn import clock, exact_clock, turn_line
 from engine import Action, Attack, Beat, Card, Pass, PlayerView, Swap, Take, Transfer, view
@@ -360,5 +361,5 @@ def finished_hand_rows(
 def hand_closed(game: ChatGame, tr: Translator, seat: int | None = None) -> Rendered:
     """After the game: this player's own one-line result (or a plain note)."""
     if game.phase == "finished" and seat is not None:
-        return hand_result(game, seat, tr)
+        return with_review_button(hand_result(game, seat, tr), game, tr)
     return Rendered(tr.t("hand.closed", group=game.chat_title or str(game.chat_id)))

@@ -194,3 +194,40 @@ def pending_index_key(shard: int) -> str:
 ALL_TIMER_KEYS: Final = (TIMERS_KEY, *(timers_key(n) for n in range(SHARDS)))
 ALL_RUNNING_KEYS: Final = (RUNNING_KEY, *(running_key(n) for n in range(SHARDS)))
 ALL_OUTPUT_INDEX_KEYS: Final = tuple(output_index_key(n) for n in range(SHARDS))
+
+
+# --- reviews by the Hard player (bot.store.reviews) -------------------------------------
+#
+# A finished game's review subject and each player's result live in the chat's slot (with
+# the game); the fleet's queue, its leases, the per-player marks and the rate counter share
+# one slot of their own, so each step on them is one transaction.
+
+
+def review_subject_key(chat_id: int, game_id: str) -> str:
+    """A finished game as its reviews need it (``bot.domain.review.ReviewSubject``)."""
+    return f"durak:{{{chat_id}}}:review-game:{game_id}"
+
+
+def review_result_key(chat_id: int, game_id: str, user_id: int) -> str:
+    """One player's review of one game (``ReviewResult`` JSON), kept like the game."""
+    return f"durak:{{{chat_id}}}:review:{game_id}:{user_id}"
+
+
+REVIEW_JOBS_KEY: Final = "durak:{reviews}:jobs"
+"""Review jobs, each scored with when it may be taken: 0 when queued, its lease's end
+while a worker has it (a worker that dies leaves it to the next one once that passes)."""
+
+
+def review_job_key(job_id: str) -> str:
+    """A job's hash: what to review and the progress message's id."""
+    return f"durak:{{reviews}}:job:{job_id}"
+
+
+def review_running_key(user_id: int) -> str:
+    """The user's review being worked on (its job id): one at a time per player."""
+    return f"durak:{{reviews}}:running:{user_id}"
+
+
+def review_rate_key(minute: int) -> str:
+    """Reviews started in one minute, fleet-wide (``REVIEWS_PER_MINUTE``)."""
+    return f"durak:{{reviews}}:rate:{minute}"

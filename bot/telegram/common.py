@@ -13,6 +13,7 @@ from telegram.constants import ChatMemberStatus, ChatType
 from telegram.error import TelegramError
 
 from bot.app.games import Games
+from bot.app.reviews import Reviews
 from bot.domain.flow import Person
 from bot.render import Rendered
 from locales import Translator
@@ -81,6 +82,8 @@ class Services:
 
     games: Games
     members: Members
+    reviews: Reviews | None = None
+    """The Hard player's reviews of finished games (None: not offered)."""
 
     def say(self, chat_id: int, text: str, reply_to: int | None = None) -> None:
         self.games.box.say(chat_id, Rendered(text), reply_to=reply_to)

@@ -50,6 +50,15 @@ async def show_mode(services: Services, tap: Tap, button: HandButton) -> Toast:
     return None
 
 
+async def review(services: Services, tap: Tap, button: HandButton) -> Toast:
+    """🔍 Review under a finished game's result (``bot.app.reviews``)."""
+    if services.reviews is None:
+        return "toast.stale"
+    tr = await tap.tapper_language()
+    user_id = tap.query.from_user.id
+    return await services.reviews.request(button.chat_id, button.game_id, user_id, tr)
+
+
 HAND_ROUTES: dict[HandOp, HandRoute] = {
     "move": move,
     "pick": show_mode,
@@ -58,6 +67,7 @@ HAND_ROUTES: dict[HandOp, HandRoute] = {
     "leave_yes": leave_game,
     "take_back": take_back,
     "play_here": play_here,
+    "review": review,
 }
 
 

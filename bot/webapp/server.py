@@ -20,6 +20,7 @@ from pathlib import Path
 from aiohttp import web
 
 from bot.app.games import Games
+from bot.app.reviews import Reviews
 from bot.store.presence import Presence
 from bot.webapp.access import seated
 from bot.webapp.actions import Actions
@@ -35,6 +36,7 @@ from bot.webapp.ratelimit import (
 )
 from bot.webapp.rating import rating_body
 from bot.webapp.responses import content_security_policy, json_ok, read_body, too_many
+from bot.webapp.review_api import ReviewApi
 from bot.webapp.stream import LiveStreams
 from bot.webapp.views import snapshot
 
@@ -46,6 +48,8 @@ STATIC_FILES = {
     "rating.js": "text/javascript",
     "rating.css": "text/css",
     "telegram-stand-in.js": "text/javascript",  # tests and the sandbox: no network
+    "review.js": "text/javascript",
+    "review.css": "text/css",
 }
 TELEGRAM_JS = "https://telegram.org/js/telegram-web-app.js"
 TELEGRAM_FRAMES = "https://web.telegram.org https://*.web.telegram.org"
@@ -68,6 +72,7 @@ class MiniAppServer:
         user_rate: Rate = USER_RATE,
         address_rate: Rate = ADDRESS_RATE,
         streams_per_user: int = STREAMS_PER_USER,
+        reviews: Reviews | None = None,
     ) -> None:
         self.games = games
         self.hub = hub
@@ -81,6 +86,7 @@ class MiniAppServer:
         self.clock = clock
         self.actions = Actions(games, clock)
         self.live = LiveStreams(games, hub, presence, clock)
+        self.review_api = ReviewApi(games, hub, reviews) if reviews is not None else None
         origin = telegram_js.split("/", 3)[:3]
         script_origin = "/".join(origin) if telegram_js.startswith("http") else ""
         self.csp = content_security_policy(script_origin, frame_ancestors)
@@ -102,6 +108,8 @@ class MiniAppServer:
         app.router.add_get("/api/events", self.events)
         app.router.add_get("/rating", self.rating_chart)
         app.router.add_get("/api/rating", self.rating)
+        app.router.add_get("/api/review", self.review)
+        app.router.add_post("/api/review", self.ask_review)
         return app
 
     @web.middleware
@@ -196,6 +204,18 @@ class MiniAppServer:
         tr = await self.games.languages.person(user.user_id, user.language_code)
         history = await self.games.screens.ratings.history(user.user_id)
         return json_ok(rating_body(history, tr))
+
+    async def review(self, request: web.Request) -> web.Response:
+        user = self.authenticate(request)
+        if self.review_api is None:
+            raise web.HTTPNotFound()
+        return await self.review_api.show(user, request.query)
+
+    async def ask_review(self, request: web.Request) -> web.Response:
+        user = self.authenticate(request)
+        if self.review_api is None:
+            raise web.HTTPNotFound()
+        return await self.review_api.ask(user, await read_body(request))
 
     # --- live events ----------------------------------------------------------------------
 

@@ -18,12 +18,15 @@ from bot.app.migration import follow_migration
 from bot.app.quarantine_notice import install_quarantine_notice
 from bot.app.ratings import Ratings
 from bot.app.recovery import RedisWatch
+from bot.app.review_worker import ReviewWorker
+from bot.app.reviews import Reviews
 from bot.app.screens import BotName, Screens
 from bot.app.turn_gate import TurnGate
 from bot.domain.bounded import BoundedDict
 from bot.ops.settings import Settings
 from bot.output.outbox import MigrationHook, Outbox
 from bot.store.replica_wait import ReplicaWait
+from bot.store.reviews import ReviewStore
 from bot.store.storage import Storage
 from bot.telegram import registry
 from bot.telegram.common import Members, Services
@@ -54,6 +57,7 @@ log = logging.getLogger(__name__)
 
 GAMES_KEY = "durak.games"
 WATCH_KEY = "durak.redis_watch"
+REVIEWS_KEY = "durak.review_worker"
 MAX_ADMIN_ANSWERS = 20_000
 
 
@@ -186,10 +190,20 @@ def build_application(
     app.bot_data[GAMES_KEY] = games
     install_quarantine_notice(games)
     members = Members(BoundedDict(MAX_ADMIN_ANSWERS))  # forgotten answers are asked again
-    registry.install(app, Services(games, members), Guard(games))
+    reviews = build_reviews(settings, games, clock)
+    app.bot_data[REVIEWS_KEY] = ReviewWorker(reviews, games.ai, clock=clock)
+    registry.install(app, Services(games, members, reviews), Guard(games))
     app.bot_data[WATCH_KEY] = RedisWatch(games)
-    webapp.install(app.bot_data, settings, games, live)
+    webapp.install(app.bot_data, settings, games, live, reviews)
     return app
+
+
+def build_reviews(settings: Settings, games: Games, clock: Callable[[], float]) -> Reviews:
+    """The Hard player's reviews; every finished game is kept for them."""
+    store = ReviewStore(games.storage.redis, ttl=settings.finished_ttl)
+    reviews = Reviews(store, games, per_minute=settings.reviews_per_minute, clock=clock)
+    games.on_change.append(reviews.keep)
+    return reviews
 
 
 def games_of(app: App) -> Games:
@@ -209,6 +223,9 @@ async def start_services(app: App, *, set_commands: bool = True) -> None:
     watch = app.bot_data.get(WATCH_KEY)
     if isinstance(watch, RedisWatch):
         watch.start()
+    worker = app.bot_data.get(REVIEWS_KEY)
+    if isinstance(worker, ReviewWorker):
+        worker.start()
 
     await webapp.start(app.bot_data)
 
@@ -222,6 +239,9 @@ async def stop_services(app: App) -> None:
     watch = app.bot_data.get(WATCH_KEY)
     if isinstance(watch, RedisWatch):
         await watch.stop()
+    worker = app.bot_data.get(REVIEWS_KEY)
+    if isinstance(worker, ReviewWorker):
+        await worker.stop()
 
     await webapp.stop(app.bot_data)
     await games.scheduler.stop()

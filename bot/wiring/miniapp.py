@@ -8,6 +8,7 @@ from typing import Any
 from aiohttp import web
 
 from bot.app.games import Games
+from bot.app.reviews import Reviews
 from bot.domain import flow
 from bot.domain.flow import Effects
 from bot.domain.records import ChatGame
@@ -94,12 +95,16 @@ def link(settings: Settings, storage: Storage) -> LiveLink | None:
 
 
 def install(
-    bot_data: dict[str, Any], settings: Settings, games: Games, live: LiveLink | None
+    bot_data: dict[str, Any],
+    settings: Settings,
+    games: Games,
+    live: LiveLink | None,
+    reviews: Reviews | None = None,
 ) -> MiniApp | None:
     """The Mini App's server for ``games``, if it has a ``live`` link; else nothing."""
     if live is None:
         return None
-    mini_app = MiniApp(settings, games, live)
+    mini_app = MiniApp(settings, games, live, reviews=reviews)
     bot_data[WEBAPP_KEY] = mini_app
     return mini_app
 

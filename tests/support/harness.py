@@ -219,7 +219,8 @@ _PREFERENCE = "pBabt"
 
 
 def hand_buttons(emu: BotApiEmulator, user_id: int) -> list[tuple[int, int, str]]:
-    """(step, message id, data) of every move button in the user's private chat."""
+    """(step, message id, data) of every move button in the user's private chat (a
+    finished game's 🔍 Review is not one)."""
     out = []
     for message in emu.messages(user_id):
         if not message.from_bot:
@@ -227,7 +228,7 @@ def hand_buttons(emu: BotApiEmulator, user_id: int) -> list[tuple[int, int, str]
         for row in message.inline_keyboard:
             for button in row:
                 data = button.get("callback_data")
-                if isinstance(data, str) and data.startswith("h:"):
+                if isinstance(data, str) and data.startswith("h:") and _op(data) != "v":
                     step = int(data.split(":")[3])
                     out.append((step, message.message_id, data))
     return out

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from bot.domain.names import short_name
+from bot.domain.place import Place
 from engine import Rules, Series, State
 
 AiLevel = Literal["easy", "normal", "hard"]
@@ -62,6 +63,9 @@ class ChatGame(BaseModel):
     schema_version: Literal[1] = Field(1, alias="schema")
     game_id: str
     chat_id: int
+    topic_id: int | None = None
+    """The forum topic the game is played in (None: the chat has one game, no topic).
+    Left out of the JSON while None, like a normal ``pace``."""
     chat_title: str = ""
     phase: Phase = "lobby"
     creator_id: int
@@ -134,6 +138,11 @@ class ChatGame(BaseModel):
         self._parsed = (self.state, state)
 
     @property
+    def place(self) -> Place:
+        """Where the game lives: what its keys, messages and buttons are addressed by."""
+        return Place(self.chat_id, self.topic_id)
+
+    @property
     def games_played(self) -> int:
         """Games of the current series finished so far."""
         return self.series.games_played if self.series is not None else 0
@@ -148,11 +157,15 @@ class ChatGame(BaseModel):
         return [s.user_id for s in self.seats if s.human and s.user_id is not None]
 
     def to_json(self) -> str:
-        # A normal pace is left out, so the record stays readable by code from before the
-        # field (extra fields are refused): a rolling deploy or a rollback only trips on
-        # tables set to another pace.
-        exclude = {"pace"} if self.pace == "normal" else None
-        return self.model_dump_json(by_alias=True, exclude=exclude)
+        # A normal pace and no topic are left out, so the record stays readable by code
+        # from before those fields (extra fields are refused): a rolling deploy or a
+        # rollback only trips on tables set to another pace, or played in a topic.
+        exclude = set()
+        if self.pace == "normal":
+            exclude.add("pace")
+        if self.topic_id is None:
+            exclude.add("topic_id")
+        return self.model_dump_json(by_alias=True, exclude=exclude or None)
 
 
 class ChatSettings(BaseModel):

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot.domain import callbacks
+from bot.domain.place import Place
 from bot.domain.records import ChatGame
 from bot.render import faces
 from bot.render.common import Rendered, markup, seat_name
@@ -79,11 +80,11 @@ def hand_message(
         return _computer_plays(text, game, seat, mine, tr)
     _turn_lines(text, game, v, names, tr, pick, now)
     text.mine(mine)
-    cid, gid = game.chat_id, game.game_id
-    rows = _move_rows(v, tr, cid, gid, pick)
+    place, gid = game.place, game.game_id
+    rows = _move_rows(v, tr, place, gid, pick)
     if pick is None and v.hand:
         # With no cards left (yet not out) leaving would only make this player the durak.
-        leave = callbacks.encode_hand_op(cid, gid, v.step, "leave")
+        leave = callbacks.encode_hand_op(place, gid, v.step, "leave")
         rows.append([_button(tr.t("hand.leave"), leave)])
     return text.rendered(markup(rows))
 
@@ -109,13 +110,15 @@ def _confirm_leave(
     text: _Text, game: ChatGame, v: PlayerView, mine: str, tr: Translator
 ) -> Rendered:
     """Leave was tapped: Yes, or Back to the moves."""
-    cid, gid, step = game.chat_id, game.game_id, v.step
+    place, gid, step = game.place, game.game_id, v.step
     text.mine(mine)
     text.mine(tr.t("hand.leave_confirm"))
     rows = [
         [
-            _button(tr.t("hand.leave_yes"), callbacks.encode_hand_op(cid, gid, step, "leave_yes")),
-            _button(tr.t("hand.back"), callbacks.encode_hand_op(cid, gid, step, "back")),
+            _button(
+                tr.t("hand.leave_yes"), callbacks.encode_hand_op(place, gid, step, "leave_yes")
+            ),
+            _button(tr.t("hand.back"), callbacks.encode_hand_op(place, gid, step, "back")),
         ]
     ]
     return text.rendered(markup(rows))
@@ -129,7 +132,7 @@ def _computer_plays(text: _Text, game: ChatGame, seat: int, mine: str, tr: Trans
         return text.rendered()
     # No step in it: taking back is checked by game, and a step would make every
     # computer move re-edit this message.
-    back = callbacks.encode_hand_op(game.chat_id, game.game_id, 0, "take_back")
+    back = callbacks.encode_hand_op(game.place, game.game_id, 0, "take_back")
     return text.rendered(markup([[_button(tr.t("hand.take_back"), back)]]))
 
 
@@ -171,21 +174,21 @@ Move = Callable[[str, Action], InlineKeyboardButton]
 
 
 def _move_rows(
-    v: PlayerView, tr: Translator, cid: int, gid: str, pick: Card | None
+    v: PlayerView, tr: Translator, place: Place, gid: str, pick: Card | None
 ) -> list[list[InlineKeyboardButton]]:
     step = v.step
     legal = v.legal_actions
 
     def move(label: str, action: Action) -> InlineKeyboardButton:
-        return _button(label, callbacks.encode_move(cid, gid, step, action))
+        return _button(label, callbacks.encode_move(place, gid, step, action))
 
     if pick is not None:
         targets = [a for a in legal if isinstance(a, Beat) and a.card == pick]
         row = [move(tr.t("hand.beat_target", attack=faces.card(tr, a.attack)), a) for a in targets]
-        back = _button(tr.t("hand.back"), callbacks.encode_hand_op(cid, gid, step, "back"))
+        back = _button(tr.t("hand.back"), callbacks.encode_hand_op(place, gid, step, "back"))
         return [*pack(row, 4), [back]]
     rows = _attack_rows(v, tr, move)
-    pick_data = functools.partial(callbacks.encode_pick, cid, gid, step)
+    pick_data = functools.partial(callbacks.encode_pick, place, gid, step)
     rows += pack(_beat_buttons(v, tr, move, pick_data))
     transfers = {a.card: a for a in legal if isinstance(a, Transfer)}
     rows += pack(

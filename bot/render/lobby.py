@@ -64,7 +64,7 @@ def lobby_message(
     rows: list[list[InlineKeyboardButton]] = []
     if waiting:
         # First: without it the game cannot start.
-        url = deep_link(bot_username, f"g{game.chat_id}")
+        url = deep_link(bot_username, callbacks.encode_group_link(game.place))
         rows.append([InlineKeyboardButton(tr.t("lobby.open_dm"), url=url)])
     rows += pack([b(tr.t("lobby.join"), "join"), b(tr.t("lobby.leave"), "leave")])
     computers = [b(tr.t(f"lobby.ai_{level}"), f"ai_{level}") for level in AI_LEVELS]

@@ -12,9 +12,10 @@ from bot import render
 from bot.app import lobbies
 from bot.app.players import dm_open
 from bot.domain import flow
-from bot.domain.callbacks import GroupButton, GroupOp
+from bot.domain.callbacks import GroupButton, GroupOp, encode_group_link
 from bot.domain.flow import FlowError
 from bot.domain.lobby_options import LOBBY_OPTIONS, Who
+from bot.domain.place import Place
 from bot.domain.records import AI_LEVELS
 from bot.telegram.common import LinkToast, Services, Toast, person
 from bot.telegram.taps import Tap
@@ -25,7 +26,8 @@ from locales import Translator, how_to_play, negotiate
 class GroupTap:
     """A tap on a group (lobby or result) button."""
 
-    chat_id: int
+    place: Place
+    """The place of the tapped message: its game's."""
     user: User
     game_id: str
     op: GroupOp
@@ -45,7 +47,7 @@ class GroupRoute:
 
 async def join(services: Services, tap: GroupTap) -> Toast:
     me = person(tap.user, negotiate(tap.user.language_code))
-    if not await lobbies.join(services.games, tap.chat_id, tap.game_id, me):
+    if not await lobbies.join(services.games, tap.place, tap.game_id, me):
         # The same deep link as the lobby's first button, opened by the answer itself.
         return LinkToast("toast.open_dm", _deep_link(services, tap))
     return "toast.joined"
@@ -56,58 +58,58 @@ async def how_to(services: Services, tap: GroupTap) -> Toast:
     tr = await tap.language()
     if not await dm_open(services.games.storage, tap.user.id):
         return LinkToast("toast.how_to_open_dm", _deep_link(services, tap))
-    services.say(tap.user.id, how_to_play(tr.lang))
+    services.tell(tap.user.id, how_to_play(tr.lang))
     return "toast.how_to_sent"
 
 
 def _deep_link(services: Services, tap: GroupTap) -> str:
-    return render.deep_link(services.games.bot_username, f"g{tap.chat_id}")
+    return render.deep_link(services.games.bot_username, encode_group_link(tap.place))
 
 
 async def leave(services: Services, tap: GroupTap) -> Toast:
-    await lobbies.leave(services.games, tap.chat_id, tap.game_id, tap.user.id)
+    await lobbies.leave(services.games, tap.place, tap.game_id, tap.user.id)
     return None
 
 
 async def add_ai(services: Services, tap: GroupTap) -> Toast:
     level = lobbies.ai_level(tap.op)
-    await lobbies.add_ai(services.games, tap.chat_id, tap.game_id, tap.user.id, level)
+    await lobbies.add_ai(services.games, tap.place, tap.game_id, tap.user.id, level)
     return None
 
 
 async def remove_ai(services: Services, tap: GroupTap) -> Toast:
-    await lobbies.remove_ai(services.games, tap.chat_id, tap.game_id, tap.user.id)
+    await lobbies.remove_ai(services.games, tap.place, tap.game_id, tap.user.id)
     return None
 
 
 async def change_option(services: Services, tap: GroupTap) -> Toast:
-    await lobbies.change_option(services.games, tap.chat_id, tap.game_id, tap.user.id, tap.op)
+    await lobbies.change_option(services.games, tap.place, tap.game_id, tap.user.id, tap.op)
     return None
 
 
 async def cancel(services: Services, tap: GroupTap) -> Toast:
-    await lobbies.cancel(services.games, tap.chat_id, tap.game_id, tap.user.id)
+    await lobbies.cancel(services.games, tap.place, tap.game_id, tap.user.id)
     return None
 
 
 async def start(services: Services, tap: GroupTap) -> Toast:
-    await lobbies.start(services.games, tap.chat_id, tap.game_id, tap.user.id)
+    await lobbies.start(services.games, tap.place, tap.game_id, tap.user.id)
     return None
 
 
 async def drop_unreachable(services: Services, tap: GroupTap) -> Toast:
-    await lobbies.drop_unreachable(services.games, tap.chat_id, tap.game_id, tap.user.id)
+    await lobbies.drop_unreachable(services.games, tap.place, tap.game_id, tap.user.id)
     return None
 
 
 async def next_game(services: Services, tap: GroupTap) -> Toast:
-    await lobbies.next_game(services.games, tap.chat_id, tap.game_id)
+    await lobbies.next_game(services.games, tap.place, tap.game_id)
     return None
 
 
 async def fresh_lobby(services: Services, tap: GroupTap) -> Toast:
     opener = person(tap.user, negotiate(tap.user.language_code))
-    await lobbies.fresh_lobby(services.games, tap.chat_id, tap.game_id, opener)
+    await lobbies.fresh_lobby(services.games, tap.place, tap.game_id, opener)
     return None
 
 
@@ -128,14 +130,13 @@ GROUP_ROUTES: dict[GroupOp, GroupRoute] = {
 
 
 async def group_tap(services: Services, tap: Tap, button: GroupButton) -> Toast:
-    message = tap.query.message
-    if message is None:
+    if tap.query.message is None or tap.place is None:
         raise FlowError("toast.stale")
     route = GROUP_ROUTES.get(button.op)
     if route is None:
         raise FlowError("toast.invalid")
     group = GroupTap(
-        message.chat.id,
+        tap.place,
         tap.query.from_user,
         button.game_id,
         button.op,
@@ -151,12 +152,12 @@ async def check_manager(services: Services, tap: GroupTap, route: GroupRoute) ->
     """Refuse unless the tapper is the open lobby's creator or a group admin (or,
     for a "closer" action, any member once the creator has been away a while)."""
     games = services.games
-    game = await games.storage.load_table(tap.chat_id)
+    game = await games.storage.load_table(tap.place)
     if game is None or game.game_id != tap.game_id or game.phase != "lobby":
         raise FlowError("toast.stale")
     if flow.may_manage(game, tap.user.id, False):
         return
     if route.who == "closer" and flow.creator_away(game, games.clock()):
         return
-    if not await services.members.is_admin(tap.chat_id, tap.user.id, tap.bot):
+    if not await services.members.is_admin(tap.place.chat_id, tap.user.id, tap.bot):
         raise FlowError(route.refused)

@@ -5,15 +5,15 @@ from __future__ import annotations
 from telegram import Update
 from telegram.ext import ContextTypes
 
-from bot.telegram.common import Services
+from bot.telegram.common import Services, place_of
 from locales import how_to_play
 
 
 async def help_command(
     services: Services, update: Update, context: ContextTypes.DEFAULT_TYPE
 ) -> None:
-    chat, user = update.effective_chat, update.effective_user
-    if chat is None:
+    chat, user, place = update.effective_chat, update.effective_user, place_of(update)
+    if chat is None or place is None:
         return
     tr = await services.reply_language(chat, user)
-    services.say(chat.id, tr.t("help.text") + "\n\n" + how_to_play(tr.lang))
+    services.say(place, tr.t("help.text") + "\n\n" + how_to_play(tr.lang))

@@ -1,4 +1,4 @@
-"""The live event stream (server-sent events) of one viewer, and what the chat's hand
+"""The live event stream (server-sent events) of one viewer, and what the game's hand
 does meanwhile: collapsed while the app is open, its buttons back once it closed."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from collections.abc import Callable
 from aiohttp import web
 
 from bot.app.games import Games
+from bot.domain.place import Place
 from bot.store.presence import REFRESH_EVERY, Presence
 from bot.webapp.hub import Hub, Viewer, dumps
 from bot.webapp.views import Seated, viewer_state
@@ -47,13 +48,13 @@ class LiveStreams:
         await response.prepare(request)
         await response.write(b"retry: 1000\n\n")
         self.hub.add(viewer)
-        chat_id, user_id = who.chat_id, who.user.user_id
+        place, user_id = who.place, who.user.user_id
         try:
             # Read after subscribing, so no change between the two is missed.
-            game = await self.games.storage.load_table(chat_id) or who.game
+            game = await self.games.storage.load_table(place) or who.game
             viewer.offer(viewer_state(game, None, viewer))
-            await self.presence.mark(chat_id, user_id)
-            self.games.box.refresh_hand(chat_id, user_id)  # collapses to "Open table"
+            await self.presence.mark(place, user_id)
+            self.games.box.refresh_hand(place, user_id)  # collapses to "Open table"
             await self._send_changes(response, viewer)
         except (ConnectionResetError, asyncio.CancelledError):
             pass
@@ -61,7 +62,7 @@ class LiveStreams:
             self.hub.remove(viewer)
             ended(viewer)
             if not self.closing.is_set():
-                self.restore_later(chat_id, user_id)
+                self.restore_later(place, user_id)
         return response
 
     async def _send_changes(self, response: web.StreamResponse, viewer: Viewer) -> None:
@@ -76,7 +77,7 @@ class LiveStreams:
             if time.monotonic() - marked >= min(REFRESH_EVERY, self.presence.ttl / 3):
                 # Only kept, never re-made: after "Play here" the chat has the buttons
                 # until the app is opened again (a new stream).
-                await self.presence.keep(viewer.chat_id, viewer.user_id)
+                await self.presence.keep(viewer.place, viewer.user_id)
                 marked = time.monotonic()
             latest = viewer.latest
             if latest is not None and latest != viewer.sent:
@@ -87,13 +88,13 @@ class LiveStreams:
             else:
                 await response.write(b": keep-alive\n\n")
 
-    def restore_later(self, chat_id: int, user_id: int) -> None:
+    def restore_later(self, place: Place, user_id: int) -> None:
         """Once the app has been closed for a while, the hand's buttons come back (the
         refresh renders the collapsed message again, unchanged, if it was reopened)."""
 
         async def restore() -> None:
             await asyncio.sleep(self.presence.ttl + 1)
-            self.games.box.refresh_hand(chat_id, user_id)
+            self.games.box.refresh_hand(place, user_id)
 
         task = asyncio.create_task(restore())
         self.restores.add(task)

@@ -20,6 +20,7 @@ from pydantic import SecretStr
 from redis.asyncio import Redis
 
 from bot.app.games import Games
+from bot.domain.place import Place
 from bot.domain.records import ChatGame
 from bot.ops.settings import Settings
 from bot.wiring.application import build_application, games_of, start_services, stop_services
@@ -156,7 +157,7 @@ class Harness:
         self.bots.remove(bot)
 
     async def table(self, chat_id: int) -> ChatGame:
-        table = await self.games.storage.load_table(chat_id)
+        table = await self.games.storage.load_table(Place(chat_id))
         assert table is not None
         return table
 
@@ -240,7 +241,7 @@ def pressable(h: Harness, user_id: int, step: int) -> list[tuple[int, int, str]]
     newest = max(mid for _, mid, _ in buttons)
     _, chat, game, *_ = next(data for _, mid, data in buttons if mid == newest).split(":")
     shown = (game, step)
-    current = any(bot.games.box.shown.get((int(chat), user_id)) == shown for bot in h.bots)
+    current = any(bot.games.box.shown.get((Place.parse(chat), user_id)) == shown for bot in h.bots)
     return [
         (s, mid, data)
         for s, mid, data in buttons

@@ -22,6 +22,7 @@ import time
 
 from redis.asyncio import BlockingConnectionPool, Redis
 
+from bot.domain.place import Place
 from bot.domain.records import ChatGame, Seat
 from bot.store.replica_wait import ReplicaWait
 from bot.store.storage import Storage, Write
@@ -65,7 +66,7 @@ async def commits(storage: Storage, chat_id: int, count: int, out: list[float]) 
             return Write(record, None)
 
         started = time.perf_counter()
-        await storage.update_table(chat_id, change)
+        await storage.update_table(Place(chat_id), change)
         out.append(time.perf_counter() - started)
 
 
@@ -104,8 +105,7 @@ async def run(args: argparse.Namespace) -> None:
             (f"WAIT 1 {args.timeout_ms}", ReplicaWait(master, 1, args.timeout_ms)),
             ("no WAIT (again)", None),
         ):
-            storage = Storage(master, finished_ttl=600, idle_ttl=600)
-            storage.after_commit = wait
+            storage = Storage(master, finished_ttl=600, idle_ttl=600, after_commit=wait)
             times: list[float] = []
             started = time.perf_counter()
             await asyncio.gather(

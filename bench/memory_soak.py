@@ -1,10 +1,11 @@
 """Memory soak: does the bot's resident memory stay flat as ever more chats use it?
 
-Builds the real application (``build_application``) and drives its outbox and admin
-cache in-process, one chat after another: each group gets its table shown (an edit),
-a command reply and an admin check; each of its players a private message. The Bot API
-and Redis are stubs answering at once, so only the bot's own per-chat memory is
-measured (Redis keeps the games in its own process). A simulated clock moves 0.05 s per
+Builds the bot's games, outbox and handler services with the wiring's own build functions
+(``bot.wiring.application``), given stubs for the Bot API, Redis and the clock, and
+drives the outbox and admin cache in-process, one chat after another: each group gets its
+table shown (an edit), a command reply and an admin check; each of its players a private
+message. The Bot API and Redis are stubs answering at once, so only the bot's own per-chat
+memory is measured (Redis keeps the games in its own process). A simulated clock moves 0.05 s per
 chat, so chats go idle the way they do in a real day.
 
     .venv/bin/python bench/memory_soak.py --chats 50000
@@ -18,6 +19,7 @@ import argparse
 import asyncio
 import gc
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +28,11 @@ from pydantic import SecretStr
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bot.domain.place import Place, private_chat
 from bot.domain.records import ChatGame, ChatSettings, UserRecord
 from bot.ops.settings import Settings
 from bot.store.storage import OwedOutput, Screen, Storage
-from bot.telegram.registry import HANDLERS_KEY
-from bot.telegram.taps import TapRouter
-from bot.wiring.application import build_application, games_of
+from bot.wiring.application import build_games, build_services
 
 
 def rss_mib() -> float:
@@ -82,27 +83,32 @@ class StubBot:
 class StubStorage(Storage):
     """Every group has a lobby on screen; nothing is written (Redis is not measured)."""
 
-    async def load_table(self, chat_id: int) -> ChatGame | None:
+    async def load_table(self, place: Place) -> ChatGame | None:
         return ChatGame(
-            game_id="abcdef", chat_id=chat_id, creator_id=1, lobby_message_id=1, chat_title="g"
+            game_id="abcdef",
+            chat_id=place.chat_id,
+            topic_id=place.topic_id,
+            creator_id=1,
+            lobby_message_id=1,
+            chat_title="g",
         )
 
-    async def update_table(self, chat_id: int, change: Any) -> Any:
+    async def update_table(self, place: Place, change: Any) -> Any:
         return None
 
     async def peek_screen(
-        self, chat_id: int, role: str
+        self, place: Place, role: str
     ) -> tuple[OwedOutput, ChatGame | None, Screen]:
-        return OwedOutput(0, {}, {}, {}), await self.load_table(chat_id), Screen(chat_id, role)
+        return OwedOutput(0, {}, {}, {}), await self.load_table(place), Screen(place, role)
 
     async def open_screen(
-        self, chat_id: int, role: str
+        self, place: Place, role: str
     ) -> tuple[OwedOutput, ChatGame | None, Screen]:
-        owed, table, screen = await self.peek_screen(chat_id, role)
+        owed, table, screen = await self.peek_screen(place, role)
         screen.claimed = True
         return owed, table, screen
 
-    async def close_screen(self, chat_id: int, screen: Screen) -> None:
+    async def close_screen(self, place: Place, screen: Screen) -> None:
         return None
 
     async def chat_settings(self, chat_id: int) -> ChatSettings:
@@ -123,31 +129,30 @@ async def soak(chats: int, every: int) -> list[tuple[int, float]]:
         global_rate=1_000_000,
         calm_delay=0,
     )
-    app = build_application(settings, fakeredis.aioredis.FakeRedis(), set_commands=False)
-    games = games_of(app)
-    taps = app.bot_data[HANDLERS_KEY]
-    assert isinstance(taps, TapRouter)
     clock = SimClock()
     bot = StubBot()
-    storage = StubStorage(games.storage.redis, finished_ttl=10, idle_ttl=10)
-    games.storage = storage
+    storage = StubStorage(fakeredis.aioredis.FakeRedis(), finished_ttl=10, idle_ttl=10)
+    games = build_games(
+        settings,
+        storage,
+        bot,  # type: ignore[arg-type]
+        None,
+        clock=time.time,  # wall-clock times (when a hand landed), as in the bot
+        ai_processes=1,
+        pacing_clock=clock,  # what the lanes and the global budget pace by
+    )
+    services = build_services(games)
     box = games.box
-    box.bot = bot  # type: ignore[assignment]
-    box.storage = storage
-    box.clock = clock
-    box.limiter.clock = clock
-    if hasattr(box, "_last_sweep"):
-        box._last_sweep = clock.now
     figures = []
     for n in range(1, chats + 1):
-        group = -1_000_000 - n
+        group = Place(-1_000_000 - n)
         table = await storage.load_table(group)
         assert table is not None
         box.refresh(table)
         box.say(group, (await games.render_group(table)))
         for user in (2 * n, 2 * n + 1):
-            box.say(user, (await games.render_group(table)))
-            await taps.services.members.is_admin(group, user, bot)
+            box.say(private_chat(user), (await games.render_group(table)))
+            await services.members.is_admin(group.chat_id, user, bot)
         clock.now += 0.05
         if n % 100 == 0:
             await box.idle()
@@ -157,6 +162,7 @@ async def soak(chats: int, every: int) -> list[tuple[int, float]]:
             figures.append((n, rss_mib()))
             print(f"{n:>7} chats: RSS {figures[-1][1]:7.1f} MiB, lanes {len(box.lanes)}")
     await box.close()
+    games.ai.close()
     return figures
 
 

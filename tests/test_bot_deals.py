@@ -28,6 +28,7 @@ from bot.app import deals
 from bot.domain import flow
 from bot.domain.deal import Deal
 from bot.domain.flow import FlowError, Moment, Person, Timing
+from bot.domain.place import Place
 from bot.domain.records import ChatGame
 from bot.ops.verify import main as verify_main
 from bot.store.storage import Write
@@ -215,7 +216,7 @@ async def test_a_game_stored_without_a_deal_plays_on_and_finishes(make_harness: 
             return Write(game.model_copy(update={"deal": None}), None)
 
         # The record as code from before verifiable deals wrote it: no "deal" at all.
-        await h.games.storage.update_table(GROUP, legacy)
+        await h.games.storage.update_table(Place(GROUP), legacy)
         stored = await h.table(GROUP)
         assert stored.deal is None and "deal" not in json.loads(stored.to_json())
         result = await play_out(h, GROUP, [ANN], verify_deal=False)
@@ -230,7 +231,7 @@ MOMENT = Moment(1000.0, Timing(turn_timeout=60, ai_delay=0, notify_quiet=20))
 
 
 def lobby_of(players: int, deck_size: int = 36) -> ChatGame:
-    game, _ = flow.new_lobby(None, MOMENT, GROUP, "Fair Play", Person(ANN, "Ann"), "fair01")
+    game, _ = flow.new_lobby(None, MOMENT, Place(GROUP), "Fair Play", Person(ANN, "Ann"), "fair01")
     game.rules = game.rules.model_copy(update={"deck_size": deck_size})
     for level in ("easy", "normal", "hard")[: players - 1]:
         game, _ = flow.add_ai(game, MOMENT, "fair01", ANN, level, level)

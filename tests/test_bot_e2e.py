@@ -13,6 +13,7 @@ from support.harness import Harness, hand_buttons, open_lobby, play_out, press, 
 from bot.app import ids as game_ids
 from bot.domain import callbacks, flow
 from bot.domain.flow import FlowError
+from bot.domain.place import Place
 from engine import legal_actions
 from sandbox.emulator import RateLimits
 
@@ -264,7 +265,7 @@ async def test_simultaneous_taps_and_two_processes_apply_one_move(make_harness: 
         actions = legal_actions(state, seat)[:2]
         results = await asyncio.gather(
             *(
-                games.run(GROUP, flow.play, table.game_id, uid, step, action)
+                games.run(Place(GROUP), flow.play, table.game_id, uid, step, action)
                 for games, action in zip((h.games, other), actions * 2, strict=False)
             ),
             return_exceptions=True,
@@ -453,7 +454,7 @@ async def test_last_human_leaving_ends_the_game(make_harness: Any) -> None:
         table = await h.table(GROUP)
         from bot.domain.callbacks import encode_hand_op
 
-        data = encode_hand_op(GROUP, table.game_id, table.state["step"], "leave_yes")  # type: ignore[index]
+        data = encode_hand_op(Place(GROUP), table.game_id, table.state["step"], "leave_yes")  # type: ignore[index]
         hand = h.emu.last_message(ANN)
         assert hand is not None
         handle = await h.emu.user_sends_callback(ANN, ANN, hand.message_id, data)

@@ -18,6 +18,7 @@ from redis.exceptions import RedisError
 from support.harness import pressable
 
 from bot.app.turn_gate import TurnGate
+from bot.domain.place import Place
 from bot.store.storage import settings_key, table_key
 from bot.telegram.guard import FLOOD_MAX
 
@@ -171,9 +172,9 @@ async def test_the_game_follows_the_group_to_its_supergroup(make_harness: Any) -
         user, mid, data = await h.emu.wait_for(lambda: a_move(h, 0))
         await (await h.emu.user_sends_callback(user, user, mid, data)).answer()
         await h.wait_text(SUPERGROUP, "Trump:")
-        moved = await h.games.storage.load_table(SUPERGROUP)
+        moved = await h.games.storage.load_table(Place(SUPERGROUP))
         assert moved is not None and moved.chat_id == SUPERGROUP
-        assert await h.redis.get(table_key(GROUP)) is None
+        assert await h.redis.get(table_key(Place(GROUP))) is None
         assert await h.redis.get(settings_key(GROUP)) is None
         assert await h.redis.get(settings_key(SUPERGROUP)) is not None
         # The game goes on there: the next move reaches the new chat's table.
@@ -181,7 +182,7 @@ async def test_the_game_follows_the_group_to_its_supergroup(make_harness: Any) -
         step = moved.engine_state().step
         user, mid, data = await h.emu.wait_for(lambda: a_move(h, step))
         await (await h.emu.user_sends_callback(user, user, mid, data)).answer()
-        table = await h.games.storage.load_table(SUPERGROUP)
+        table = await h.games.storage.load_table(Place(SUPERGROUP))
         assert table is not None and table.engine_state().step > step
         calls_to_old = proxy.hits.get("migrated", 0)
         await h.settle()
@@ -220,7 +221,9 @@ async def test_the_turn_timer_waits_for_a_hand_that_could_not_be_shown(
         await h.emu.wait_for(lambda: live_hands(h, ANN) and live_hands(h, BOB), 40)
         # ... and are recorded as shown (what the gate reads) just after they land.
         shown = h.games.box.shown
-        await h.emu.wait_for(lambda: (GROUP, ANN) in shown and (GROUP, BOB) in shown, 10)
+        await h.emu.wait_for(
+            lambda: (Place(GROUP), ANN) in shown and (Place(GROUP), BOB) in shown, 10
+        )
         h.clock.advance(61)
         h.games.scheduler.wake()
         await h.emu.wait_for(lambda: a_move(h, 1) is not None or a_move(h, 2) is not None, 10)
@@ -311,12 +314,12 @@ async def test_a_basic_group_upgraded_mid_game_keeps_its_game(make_harness: Any)
             )
 
         await h.emu.wait_for(fresh_table, what="the table in the supergroup")
-        table = await h.games.storage.load_table(new_id)
+        table = await h.games.storage.load_table(Place(new_id))
         assert table is not None and table.chat_id == new_id  # before: left under the old id
         user, mid, data = await h.emu.wait_for(lambda: a_move(h, 0))
         await (await h.emu.user_sends_callback(user, user, mid, data)).answer()
         await h.wait_text(new_id, "Trump:")
-        table = await h.games.storage.load_table(new_id)
+        table = await h.games.storage.load_table(Place(new_id))
         assert table is not None and table.engine_state().step == 1
 
 

@@ -14,6 +14,7 @@ from bot import render
 from bot.domain import callbacks, flow
 from bot.domain.flow import Moment, Person, Timing
 from bot.domain.lobby_options import LOBBY_OPTIONS
+from bot.domain.place import Place
 from bot.domain.records import ChatGame, StatLine
 from bot.render import faces
 from bot.render.labels import label_width, pack, too_wide
@@ -37,7 +38,7 @@ def rows_of(markup: InlineKeyboardMarkup | None) -> list[list[InlineKeyboardButt
 
 
 def started(players: int = 3, rules: Rules | None = None, seed: str = GID) -> ChatGame:
-    game, _ = flow.new_lobby(None, at(1000.0), CHAT, "Club", Person(1, NAMES[0]), seed)
+    game, _ = flow.new_lobby(None, at(1000.0), Place(CHAT), "Club", Person(1, NAMES[0]), seed)
     game.rules = rules or Rules()
     for i in range(1, players):
         game, _ = flow.join(game, at(1000.0), seed, Person(i + 1, NAMES[i]))
@@ -113,7 +114,7 @@ def test_label_width_and_packing() -> None:
 
 def every_keyboard(lang: str) -> Iterator[tuple[str, list[list[InlineKeyboardButton]]]]:
     tr = translator(lang)
-    lobby, _ = flow.new_lobby(None, at(0.0), CHAT, "Club", Person(1, "Ann"), GID)
+    lobby, _ = flow.new_lobby(None, at(0.0), Place(CHAT), "Club", Person(1, "Ann"), GID)
     yield "lobby", rows_of(render.lobby_message(lobby, tr, "bot", ["Bea"]).markup)
     lobby, _ = flow.add_ai(lobby, at(0.0), GID, 1, "normal", "AI")
     lobby, _ = flow.add_ai(lobby, at(0.0), GID, 1, "hard", "AI")
@@ -160,7 +161,7 @@ def test_every_keyboard_fits_a_phone_in_every_language(lang: str) -> None:
 
 
 def test_english_lobby_labels_keep_the_words_outside_checks_press() -> None:
-    game, _ = flow.new_lobby(None, at(0.0), CHAT, "Club", Person(1, "Ann"), GID)
+    game, _ = flow.new_lobby(None, at(0.0), Place(CHAT), "Club", Person(1, "Ann"), GID)
     labels = [
         b.text
         for r in rows_of(render.lobby_message(game, translator("en"), "b", []).markup)
@@ -371,7 +372,7 @@ def test_the_ending_names_the_durak_bouts_duration_and_offers_rematch_and_new_lo
 
 
 def test_seats_are_shown_against_the_decks_real_maximum() -> None:
-    lobby, _ = flow.new_lobby(None, at(0.0), CHAT, "Club", Person(1, "Ann"), GID)
+    lobby, _ = flow.new_lobby(None, at(0.0), Place(CHAT), "Club", Person(1, "Ann"), GID)
     lobby.rules = Rules(deck_size=24)
     assert "Players (1/4)" in render.lobby_message(lobby, translator("en"), "b", []).text
     lobby.rules = Rules(deck_size=36)

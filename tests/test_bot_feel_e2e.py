@@ -10,6 +10,7 @@ from conftest import BOT_USERNAME, Harness, hand_buttons, open_lobby, press
 from support.harness import pressable, set_options
 
 from bot.domain.flow.turns import ACTIVE_THROW_IN_FACTOR
+from bot.domain.place import Place
 from engine import Rules, must_act, waiting_for
 from locales import how_to_play, rules_short, rules_text, visible_text
 from locales.rules_text import SHORT_LIMIT
@@ -190,7 +191,7 @@ async def test_rules_short_then_full_and_private_rules_follow_the_current_game(
         await h.wait_text(GROUP, "Trump:")
         rules = (await h.table(GROUP)).rules
         assert rules.transfer
-        assert GROUP in await h.games.storage.running_chats()
+        assert Place(GROUP) in await h.games.storage.running_places()
         mark = max(m.message_id for m in h.emu.messages(ANN))
         await h.emu.user_sends(ANN, ANN, "/rules")
         brief = await h.emu.wait_for(

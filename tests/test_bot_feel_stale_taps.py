@@ -26,6 +26,7 @@ from support.deals import fix_deals
 from bot.app import ids as game_ids
 from bot.domain import callbacks, flow
 from bot.domain.flow import Moment
+from bot.domain.place import Place
 from bot.store.storage import Write
 from engine import Card
 from locales import translator
@@ -235,7 +236,7 @@ async def test_a_pick_from_an_older_keyboard_counts_while_its_beat_is_still_lega
             flow.schedule(table, state, moment)
             return Write(table, None)
 
-        await h.games.storage.update_table(GROUP, deal)
+        await h.games.storage.update_table(Place(GROUP), deal)
         table = await h.table(GROUP)
         h.games.box.refresh(table)
         await h.settle()

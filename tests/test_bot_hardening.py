@@ -15,6 +15,7 @@ from support.timers import next_due
 
 from bot.app.scheduler import Scheduler
 from bot.domain.bounded import BoundedDict
+from bot.domain.place import Place
 from bot.domain.records import ChatGame
 from bot.output import outbox
 from bot.output.outbox import Outbox
@@ -38,22 +39,23 @@ class FlakyStorage(Storage):
         super().__init__(fakeredis.aioredis.FakeRedis(), finished_ttl=10, idle_ttl=10)
         self.up = False
 
-    async def set_timer(self, chat_id: int, due: float) -> None:
+    async def set_timer(self, place: Place, due: float) -> None:
         if not self.up:
             raise RedisConnectionError("Redis is away")
-        await super().set_timer(chat_id, due)
+        await super().set_timer(place, due)
 
 
 async def test_a_timer_redis_refused_is_kept_and_written_later() -> None:
     store = FlakyStorage()
     fired: list[int] = []
 
-    async def fire(chat_id: int) -> None:
+    async def fire(place: Place) -> None:
+        chat_id = place.chat_id
         fired.append(chat_id)
 
     scheduler = Scheduler(store, fire, clock=Clock())
-    await scheduler.schedule(-5, 2000.0)  # never raises
-    assert scheduler.unsaved == {-5: 2000.0}
+    await scheduler.schedule(Place(-5), 2000.0)  # never raises
+    assert scheduler.unsaved == {Place(-5): 2000.0}
     store.up = True
     await scheduler._flush_unsaved()
     assert scheduler.unsaved == {}
@@ -63,13 +65,13 @@ async def test_a_timer_redis_refused_is_kept_and_written_later() -> None:
 async def test_a_failing_timer_whose_rescheduling_fails_is_not_lost() -> None:
     store = FlakyStorage()
 
-    async def fire(chat_id: int) -> None:
+    async def fire(place: Place) -> None:
         raise RedisConnectionError("Redis is away")
 
     clock = Clock()
     scheduler = Scheduler(store, fire, clock=clock)
-    await scheduler._fire(-6)  # before: the retry's own write failed and the timer was gone
-    assert scheduler.unsaved == {-6: clock.now + 1.0}
+    await scheduler._fire(Place(-6))  # before: the retry's own write failed and the timer was gone
+    assert scheduler.unsaved == {Place(-6): clock.now + 1.0}
 
 
 class CountingStorage(Storage):
@@ -81,7 +83,7 @@ class CountingStorage(Storage):
         self.looked = asyncio.Event()
         self.hold: asyncio.Event | None = None
 
-    async def timers_due_by(self, until: float, limit: int = 100) -> list[tuple[float, int, str]]:
+    async def timers_due_by(self, until: float, limit: int = 100) -> list[tuple[float, Place, str]]:
         due = await super().timers_due_by(until, limit)
         self.looks += 1
         self.looked.set()
@@ -92,7 +94,7 @@ class CountingStorage(Storage):
 
 @contextlib.asynccontextmanager
 async def after_first_read(
-    store: CountingStorage, fire: Callable[[int], Awaitable[None]]
+    store: CountingStorage, fire: Callable[[Place], Awaitable[None]]
 ) -> AsyncIterator[Scheduler]:
     """A running scheduler (30 s between reads) once its first read of the timers is done."""
     scheduler = Scheduler(store, fire, max_sleep=30.0)
@@ -108,16 +110,16 @@ async def test_a_timer_due_after_the_next_look_does_not_wake_the_scheduler() -> 
     store = CountingStorage()
     fired = asyncio.Event()
 
-    async def fire(chat_id: int) -> None:
+    async def fire(place: Place) -> None:
         fired.set()
 
     async with after_first_read(store, fire) as scheduler:
         for chat_id in range(-20, 0):  # every move sets a timer a turn away
-            await scheduler.schedule(chat_id, time.time() + 600)
+            await scheduler.schedule(Place(chat_id), time.time() + 600)
         for _ in range(10):
             await asyncio.sleep(0)  # a woken loop would look again now
         assert store.looks == 1
-        await scheduler.schedule(-99, time.time() + 0.05)  # sooner than the next look
+        await scheduler.schedule(Place(-99), time.time() + 0.05)  # sooner than the next look
         await asyncio.wait_for(fired.wait(), 5)
 
 
@@ -126,11 +128,11 @@ async def test_a_timer_set_while_the_scheduler_looks_fires_on_time() -> None:
     store.hold = asyncio.Event()
     fired = asyncio.Event()
 
-    async def fire(chat_id: int) -> None:
+    async def fire(place: Place) -> None:
         fired.set()
 
     async with after_first_read(store, fire) as scheduler:  # read done, nothing due yet
-        await scheduler.schedule(-7, time.time() + 0.05)
+        await scheduler.schedule(Place(-7), time.time() + 0.05)
         store.hold.set()
         store.hold = None
         await asyncio.wait_for(fired.wait(), 5)  # not after max_sleep
@@ -141,17 +143,18 @@ async def test_timers_due_between_two_reads_fire_without_reading_every_shard_aga
     fired: list[int] = []
     all_fired = asyncio.Event()
 
-    async def fire(chat_id: int) -> None:
+    async def fire(place: Place) -> None:
+        chat_id = place.chat_id
         fired.append(chat_id)
         if len(fired) == 12:
             all_fired.set()
 
     soon = time.time() + 0.3
     for n in range(6):  # set by another worker before this one's read
-        await store.set_timer(-100 - n, soon + 0.03 * n)
+        await store.set_timer(Place(-100 - n), soon + 0.03 * n)
     async with after_first_read(store, fire) as scheduler:
         for n in range(6):  # set here: straight into the local heap
-            await scheduler.schedule(-200 - n, time.time() + 0.02 * (n + 1))
+            await scheduler.schedule(Place(-200 - n), time.time() + 0.02 * (n + 1))
         await asyncio.wait_for(all_fired.wait(), 5)
         # One read of every shard for twelve wake-ups (each used to read all of them).
         assert store.looks == 1
@@ -163,15 +166,16 @@ async def test_a_timer_moved_later_elsewhere_is_not_fired_from_the_local_heap() 
     fired: list[int] = []
     later_fired = asyncio.Event()
 
-    async def fire(chat_id: int) -> None:
+    async def fire(place: Place) -> None:
+        chat_id = place.chat_id
         fired.append(chat_id)
         if chat_id == -301:
             later_fired.set()
 
     async with after_first_read(store, fire) as scheduler:
-        await scheduler.schedule(-300, time.time() + 0.05)
-        await store.set_timer(-300, time.time() + 600)  # another worker: a turn later
-        await scheduler.schedule(-301, time.time() + 0.1)
+        await scheduler.schedule(Place(-300), time.time() + 0.05)
+        await store.set_timer(Place(-300), time.time() + 600)  # another worker: a turn later
+        await scheduler.schedule(Place(-301), time.time() + 0.1)
         await asyncio.wait_for(later_fired.wait(), 5)
         assert fired == [-301]  # -300's entry came first, and its claim failed
 
@@ -236,11 +240,11 @@ async def test_idle_chats_are_forgotten() -> None:
     clock = MovingClock()
     box = unpaced_outbox(SilentBot(), global_rate=1000, clock=clock, idle_forget=60)
     for chat in range(1, 201):
-        box.say(chat, Rendered("hi"))
+        box.say(Place(chat), Rendered("hi"))
     await asyncio.wait_for(box.idle(), 5)
     assert len(box.lanes) == 200
     clock.offset += 61
-    box.say(-1, Rendered("hi"))
+    box.say(Place(-1), Rendered("hi"))
     await asyncio.wait_for(box.idle(), 5)
     assert list(box.lanes) == [-1]  # before: every chat ever seen stayed
 
@@ -272,7 +276,7 @@ async def test_a_burst_of_output_is_worked_on_a_few_jobs_at_a_time(
     bot = HeldBot()
     box = unpaced_outbox(bot)
     for chat in range(1, 31):
-        box.say(chat, Rendered("hi"))
+        box.say(Place(chat), Rendered("hi"))
     await asyncio.wait_for(bot.crowded.wait(), 5)
     for _ in range(20):
         await asyncio.sleep(0)  # the other lanes run as far as they may
@@ -298,16 +302,16 @@ async def test_output_waits_to_render_until_the_tap_being_answered_is(
 
     box = unpaced_outbox(SilentBot(), storage, render)
     await storage.update_table(
-        -5, lambda _: Write(ChatGame(game_id="g1", chat_id=-5, creator_id=1), None)
+        Place(-5), lambda _: Write(ChatGame(game_id="g1", chat_id=-5, creator_id=1), None)
     )
-    game = await storage.load_table(-5)
+    game = await storage.load_table(Place(-5))
     assert game is not None
     read = asyncio.Event()
     read_record = storage.peek_screen
 
-    async def peek_screen(chat_id: int, role: str) -> Any:
+    async def peek_screen(place: Place, role: str) -> Any:
         try:
-            return await read_record(chat_id, role)
+            return await read_record(place, role)
         finally:
             read.set()
 

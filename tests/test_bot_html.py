@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from bot import render
 from bot.domain import flow
 from bot.domain.flow import Moment, Person, Timing
+from bot.domain.place import Place
 from bot.domain.records import ChatGame, StatLine
 from bot.render import Rendered
 from bot.render.common import MAX_TEXT, fit
@@ -38,7 +39,7 @@ def accepted(content: Rendered) -> None:
 
 
 def full_lobby(rules: Rules) -> ChatGame:
-    game, _ = flow.new_lobby(None, T0, CHAT, TITLE, Person(1, hostile(1)), GID)
+    game, _ = flow.new_lobby(None, T0, Place(CHAT), TITLE, Person(1, hostile(1)), GID)
     game.rules = rules
     for uid in range(2, 7):
         game, _ = flow.join(game, T0, GID, Person(uid, hostile(uid)))

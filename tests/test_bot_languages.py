@@ -28,6 +28,7 @@ from bot.domain import callbacks
 from bot.domain.callbacks import GroupOp
 from bot.domain.flow import TIMEOUTS_BEFORE_HANDOVER
 from bot.domain.lobby_options import OPTIONS_BY_OP
+from bot.domain.place import Place
 from bot.store.storage import table_key
 from bot.wiring.application import GROUP_COMMANDS, PRIVATE_COMMANDS, publish_commands
 from engine import Rules
@@ -684,7 +685,7 @@ async def test_the_guards_answers_follow_the_tappers_language(make_harness: Any)
         await h.wait_text(AMELIE, shown(es.t("language.set", language="Español")))
         await h.emu.user_sends(GRETA, FIRST, "/newgame")
         lobby = await h.wait_text(FIRST, shown(de.t("lobby.title")))
-        await h.redis.delete(table_key(FIRST))  # the game's record is gone, nothing else
+        await h.redis.delete(table_key(Place(FIRST)))  # the game's record is gone, nothing else
         answer = await press(h, AMELIE, FIRST, lobby.message_id, text=de.t("lobby.join"))
         assert answer.text == es.t("toast.game_lost")  # before: English (Telegram's "fr")
         await h.wait_text(FIRST, shown(de.t("group.game_lost")))  # the group: its own

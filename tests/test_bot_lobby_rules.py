@@ -6,6 +6,7 @@ import pytest
 
 from bot.domain import flow
 from bot.domain.flow import FlowError, Moment, Person, Timing
+from bot.domain.place import Place
 from bot.domain.records import ChatGame
 
 CHAT, GID = -100900, "lb0001"
@@ -18,7 +19,7 @@ def at(now: float) -> Moment:
 
 
 def lobby(*joiners: Person, now: float = 0.0) -> ChatGame:
-    game, _ = flow.new_lobby(None, at(now), CHAT, "Club", ANN, GID)
+    game, _ = flow.new_lobby(None, at(now), Place(CHAT), "Club", ANN, GID)
     for person in joiners:
         game, _ = flow.join(game, at(now), GID, person)
     return game
@@ -33,10 +34,10 @@ def test_joins_do_not_extend_the_lobby_and_it_closes_on_time() -> None:
     with pytest.raises(FlowError, match="lobby_closed"):
         flow.start(game.model_copy(deep=True), at(closes), GID, ANN.user_id, [])
     # /newgame no longer finds it open: a new lobby replaces it.
-    fresh, _ = flow.new_lobby(game, at(closes), CHAT, "Club", BOB, "lb0002")
+    fresh, _ = flow.new_lobby(game, at(closes), Place(CHAT), "Club", BOB, "lb0002")
     assert fresh.creator_id == BOB.user_id and fresh.lobby_expires_at == closes + closes
     with pytest.raises(FlowError, match="lobby_open"):
-        flow.new_lobby(lobby(BOB), at(closes - 1), CHAT, "Club", BOB, "lb0003")
+        flow.new_lobby(lobby(BOB), at(closes - 1), Place(CHAT), "Club", BOB, "lb0003")
 
 
 def test_a_creator_who_leaves_hands_the_lobby_on() -> None:

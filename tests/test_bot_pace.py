@@ -16,6 +16,7 @@ from bot.domain.callbacks import RulesButton
 from bot.domain.flow import Moment, Person, Timing
 from bot.domain.flow.turns import ACTIVE_THROW_IN_FACTOR
 from bot.domain.lobby_options import OPTIONS_BY_OP
+from bot.domain.place import Place
 from bot.domain.records import ChatGame
 from bot.render.labels import too_wide
 from bot.store.storage import Owed, Storage, Write, hand_target, table_key
@@ -37,7 +38,7 @@ def at(now: float) -> Moment:
 
 
 def lobby() -> ChatGame:
-    game, _ = flow.new_lobby(None, at(0.0), CHAT, "Club", ANN, GID)
+    game, _ = flow.new_lobby(None, at(0.0), Place(CHAT), "Club", ANN, GID)
     game, _ = flow.join(game, at(0.0), GID, BOB)
     return game
 
@@ -57,8 +58,8 @@ async def test_a_record_stored_without_a_pace_loads_as_normal(path: Path) -> Non
     assert "pace" not in json.loads(raw)  # written before the field existed
     storage = Storage(fakeredis.aioredis.FakeRedis(), finished_ttl=60, idle_ttl=60)
     chat_id = json.loads(raw)["chat_id"]
-    await storage.redis.set(table_key(chat_id), raw)
-    game = await storage.load_table(chat_id)
+    await storage.redis.set(table_key(Place(chat_id)), raw)
+    game = await storage.load_table(Place(chat_id))
     assert game is not None and game.pace == "normal"
     assert game.schema_version == 1  # additive: no new schema version
     # Written back as it was (a normal pace is left out, so code from before the field
@@ -109,7 +110,9 @@ def test_the_pace_carries_to_the_next_lobby_and_shows_in_it() -> None:
     flow.finish(game, game.engine_state(), flow.Effects(), early=True, now=50.0)
     rematch, _ = flow.next_game(game.model_copy(deep=True), at(60.0), GID, "pa11cg")
     fresh, _ = flow.fresh_lobby(game.model_copy(deep=True), at(60.0), GID, BOB, "pa11ch")
-    after, _ = flow.new_lobby(game.model_copy(deep=True), at(60.0), CHAT, "Club", BOB, "pa11ci")
+    after, _ = flow.new_lobby(
+        game.model_copy(deep=True), at(60.0), Place(CHAT), "Club", BOB, "pa11ci"
+    )
     assert rematch.pace == fresh.pace == after.pace == "fast"
 
 
@@ -242,13 +245,13 @@ def test_the_rules_buttons_reach_every_full_section(lang: str) -> None:
     rows = render.rules_message(game, TIMING, tr).markup.inline_keyboard  # type: ignore[union-attr]
     assert too_wide(rows) == []
     decoded = [callbacks.decode(str(b.callback_data)) for row in rows for b in row]
-    assert decoded[0] == RulesButton(CHAT)  # all the rules first
-    assert decoded[1:] == [RulesButton(CHAT, section) for section in SECTIONS]
+    assert decoded[0] == RulesButton(Place(CHAT))  # all the rules first
+    assert decoded[1:] == [RulesButton(Place(CHAT), section) for section in SECTIONS]
     assert [b.text for row in rows for b in row][1:] == [
         tr.t(f"rules.button.{s}") for s in SECTIONS
     ]
     for section in SECTIONS:
-        assert callbacks.decode(callbacks.encode_rules(CHAT, section)).section == section  # type: ignore[union-attr]
+        assert callbacks.decode(callbacks.encode_rules(Place(CHAT), section)).section == section  # type: ignore[union-attr]
     with pytest.raises(callbacks.CallbackError):
         callbacks.decode(f"r:{CHAT}:z")
 
@@ -326,7 +329,7 @@ async def test_a_throw_in_window_shown_late_still_lasts_a_whole_window() -> None
     # Still owed (a worker is on its way with it): not asked for again, still waited for.
     owing = await store_of_the_player()
     await owing.update_table(
-        game.chat_id, lambda _: Write(game, None, output=Owed([hand_target(user)], [], []))
+        game.place, lambda _: Write(game, None, output=Owed([hand_target(user)], [], []))
     )
     games.storage = owing
     assert await gate.postpone_until(game, deadline) == again
@@ -334,18 +337,18 @@ async def test_a_throw_in_window_shown_late_still_lasts_a_whole_window() -> None
     games.storage = storage
     # Landed just after that look: at the next look its whole window is still ahead.
     landed = await store_of_the_player()
-    await landed.mark_hand_shown(CHAT, user, GID, step, deadline + 0.1)
+    await landed.mark_hand_shown(Place(CHAT), user, GID, step, deadline + 0.1)
     games.storage = landed
     assert await gate.postpone_until(game, again) == deadline + 0.1 + LONG
     games.storage = storage
     # On screen one second before the deadline: the window runs from then.
-    await storage.mark_hand_shown(CHAT, user, GID, step, deadline - 1.0)
+    await storage.mark_hand_shown(Place(CHAT), user, GID, step, deadline - 1.0)
     late = deadline - 1.0 + LONG
     assert await gate.postpone_until(game, deadline) == late
     assert await gate.postpone_until(game, late) is None  # then the bot passes for them
     # On screen as the window opened: the deadline stands.
     on_time = await store_of_the_player()
-    await on_time.mark_hand_shown(CHAT, user, GID, step, 2.0)
+    await on_time.mark_hand_shown(Place(CHAT), user, GID, step, 2.0)
     games.storage = on_time
     assert await gate.postpone_until(game, deadline) is None
     # In the Mini App the turn shows live there: the collapsed hand is never waited for.

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from support.harness import Harness, play_out, press
 
+from bot.domain.place import Place
 from bot.domain.rating import DEFAULT_MU, RatingRecord
 from bot.domain.records import LeaderboardLine
 from bot.render.labels import too_wide
@@ -146,7 +147,7 @@ async def test_each_human_sees_their_rating_change_in_their_own_number_format(
         bob_before = await established(h, BOB, DEFAULT_MU + 2)  # 1.560
         assert (ann_before.display, bob_before.display) == (1530, 1560)
         game_id = await quick_game(h, [ANN, BOB], ais=())
-        lines = await h.games.storage.rating_lines(GROUP, game_id)
+        lines = await h.games.storage.rating_lines(Place(GROUP), game_id)
         season = season_at(h.clock())
         for user, before, lang, word in ((ANN, 1530, "en", "Rating"), (BOB, 1560, "de", "Wertung")):
             result = result_of(h, user)
@@ -163,8 +164,8 @@ async def test_each_human_sees_their_rating_change_in_their_own_number_format(
             assert found.group(3) == f"{line.new // 1000}{separator}{line.new % 1000:03d}"
             assert found.group(4) == delta
             assert "provisional" not in result.text and "vorläufig" not in result.text
-            # No game buttons and no table to open: the game is over.
-            assert result.inline_keyboard == []
+            # No game buttons and no table to open: the game is over; only its review.
+            assert rows_of(result) == [["review"]]
             # The rating came with the result: no extra edit for it.
             first_result = next(
                 v for v in versions(h, user, result.message_id) if RESULT in v["text"]
@@ -181,7 +182,7 @@ async def test_a_game_against_computers_moves_the_rating(make_harness: Any) -> N
         await h.start_bot()
         await open_dms(h, ANN)
         game_id = await quick_game(h, [ANN], ais=("Easy",))
-        [(user, line)] = (await h.games.storage.rating_lines(GROUP, game_id)).items()
+        [(user, line)] = (await h.games.storage.rating_lines(Place(GROUP), game_id)).items()
         assert user == ANN and line.old == RatingRecord().display == 930
         assert line.new != line.old
         text = result_of(h, ANN).text
@@ -217,7 +218,7 @@ async def test_a_result_rendered_before_the_rating_settles_the_game_itself(
         monkeypatch.setattr(storage, "settle_game_stats", late)
         game_id = await quick_game(h, [ANN], ais=("Easy",))
         assert calls[0] == game_id and len(calls) >= 2
-        line = (await storage.rating_lines(GROUP, game_id))[ANN]
+        line = (await storage.rating_lines(Place(GROUP), game_id))[ANN]
         assert f"📈 Rating 930 → {line.new:,}" in result_of(h, ANN).text
         assert (await storage.user_rating(ANN, GROUP, season_at(h.clock()))).games == 1
 
@@ -302,8 +303,8 @@ async def test_a_group_with_rating_off_shows_no_rating(make_harness: Any) -> Non
         await h.games.storage.save_chat_settings(GROUP, settings)
         game_id = await quick_game(h, [ANN], ais=("Easy",))
         result = result_of(h, ANN)
-        assert "📈" not in result.text and result.inline_keyboard == []
-        assert await h.games.storage.rating_lines(GROUP, game_id) == {}
+        assert "📈" not in result.text and rows_of(result) == [["review"]]
+        assert await h.games.storage.rating_lines(Place(GROUP), game_id) == {}
         mark = last_id(h, GROUP)
         await h.emu.user_sends(ANN, GROUP, "/stats")
         stats = await new_message(h, GROUP, mark, "Statistics")
@@ -352,3 +353,12 @@ def test_numbers_and_months_in_every_language() -> None:
             minus,
         ), lang
         assert signed(0, tr) == "±0" and signed(1234, tr) == "+" + number(1234, tr)
+
+
+def rows_of(message: Any) -> list[list[str]]:
+    """A message's buttons by what they do: the 🔍 Review button (op ``v``) in any
+    language is "review"."""
+    return [
+        ["review" if str(b.get("callback_data", "")).endswith(":v") else b["text"] for b in row]
+        for row in message.inline_keyboard
+    ]

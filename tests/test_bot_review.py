@@ -14,6 +14,7 @@ from test_ai_review import SMALL, _play, _same_public_deals
 from ai.review import GameRecord
 from bot.domain import flow
 from bot.domain.flow import Moment, Person, Timing
+from bot.domain.place import Place
 from bot.domain.records import ChatGame
 from bot.domain.review import (
     ReviewResult,
@@ -62,7 +63,7 @@ def replayed(record: GameRecord) -> Any:
 def test_every_game_of_a_series_is_dealt_again_for_its_review() -> None:
     """The first game (lowest trump leads) and the later ones (the durak deals, the
     left neighbour leads) replay to the very game the bot recorded."""
-    game, _ = flow.new_lobby(None, T0, CHAT, "Club", PEOPLE[0], "sr0001")
+    game, _ = flow.new_lobby(None, T0, Place(CHAT), "Club", PEOPLE[0], "sr0001")
     for person in PEOPLE[1:]:
         game, _ = flow.join(game, T0, "sr0001", person)
     game.rules = game.rules.model_copy(update={"series_length": 3})
@@ -84,7 +85,7 @@ def test_every_game_of_a_series_is_dealt_again_for_its_review() -> None:
 
 def stored_review(record: GameRecord, seat: int) -> str:
     """What a worker stores for ``record``: its pipeline, judged at a small budget."""
-    subject = ReviewSubject(CHAT, "fair01", "Club", (1, None), record)
+    subject = ReviewSubject(Place(CHAT), "fair01", "Club", (1, None), record)
     points = player_points(subject, seat)
     seed = review_seed("fair01", seat)
     found = []
@@ -117,7 +118,7 @@ async def store(any_redis: Redis) -> ReviewStore:
 
 
 async def test_one_review_per_player_at_a_time_and_a_few_per_minute(store: ReviewStore) -> None:
-    ann, bob, cat = (ReviewJob(CHAT, "gm0001", uid, "en") for uid in (1, 2, 3))
+    ann, bob, cat = (ReviewJob(Place(CHAT), "gm0001", uid, "en") for uid in (1, 2, 3))
     assert await store.request(ann, minute=10, per_minute=2) == "queued"
     assert await store.request(ann, minute=10, per_minute=2) == "running"
     assert await store.request(bob, minute=10, per_minute=2) == "queued"
@@ -126,7 +127,7 @@ async def test_one_review_per_player_at_a_time_and_a_few_per_minute(store: Revie
 
 
 async def test_a_lease_that_runs_out_is_taken_by_another_worker(store: ReviewStore) -> None:
-    job = ReviewJob(CHAT, "gm0001", 1, "en")
+    job = ReviewJob(Place(CHAT), "gm0001", 1, "en")
     assert await store.request(job, minute=0, per_minute=5) == "queued"
     first = await store.claim(now=100.0, lease=30.0)
     assert first is not None and first.job == job
@@ -146,7 +147,7 @@ async def test_a_lease_that_runs_out_is_taken_by_another_worker(store: ReviewSto
 async def test_the_progress_message_and_a_new_result_message_never_both_count(
     store: ReviewStore,
 ) -> None:
-    job = ReviewJob(CHAT, "gm0001", 1, "en")
+    job = ReviewJob(Place(CHAT), "gm0001", 1, "en")
     await store.request(job, minute=0, per_minute=5)
     assert await store.message_of(job) is None
     assert await store.claim_message(job, 77)
@@ -161,7 +162,7 @@ async def test_the_progress_message_and_a_new_result_message_never_both_count(
 
 def test_rules_of_the_record_survive_storage() -> None:
     record = GameRecord(Rules(deck_size=24, partners=False), 2, (), seed=5, dealer=1)
-    subject = ReviewSubject(CHAT, "gm0001", "Club", (1, 2), record, ("A", "B"), (None, None))
+    subject = ReviewSubject(Place(CHAT), "gm0001", "Club", (1, 2), record, ("A", "B"), (None, None))
     assert ReviewSubject.from_json(subject.to_json()) == subject
 
 
@@ -172,7 +173,7 @@ async def test_the_process_pool_is_given_the_players_views_and_nothing_else() ->
     from engine import PlayerView, State
 
     record, _ = _play(["easy", "normal"], seed=4)
-    subject = ReviewSubject(CHAT, "fair01", "Club", (1, None), record)
+    subject = ReviewSubject(Place(CHAT), "fair01", "Club", (1, None), record)
     sent: list[tuple[Any, ...]] = []
 
     class Pool:
@@ -187,7 +188,7 @@ async def test_the_process_pool_is_given_the_players_views_and_nothing_else() ->
             return None
 
     worker = ReviewWorker(Quiet(), Pool(), budget=SMALL)  # type: ignore[arg-type]
-    held = Lease(ReviewJob(CHAT, "fair01", 1, "en"), until=float("inf"))
+    held = Lease(ReviewJob(Place(CHAT), "fair01", 1, "en"), until=float("inf"))
     judged = await worker._judge(held, subject, 0)
     assert judged is not None and judged[1] is not None
     assert len(sent) == judged[1].decisions > 0

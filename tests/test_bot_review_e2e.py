@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from support.harness import Harness, open_lobby, press
+from support.harness import Harness, open_lobby, press, set_options
 from test_ai_review import ENDGAME_ACTIONS, ENDGAME_DECK
 
 import bot.app.review_worker as review_worker
@@ -19,7 +19,8 @@ import bot.domain.review as domain_review
 from bot.app import ids as game_ids
 from bot.app.review_worker import ReviewWorker
 from bot.domain import callbacks
-from bot.domain.review_deal import Deal
+from bot.domain.place import Place
+from bot.domain.review_deal import Redeal
 from bot.wiring.application import REVIEWS_KEY
 from engine import Card, Series, new_game, parse_action
 from sandbox.emulator import EmuMessage
@@ -44,7 +45,7 @@ def fixed_deal(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(Series, "next_game", deal)
     monkeypatch.setattr(
-        domain_review, "initial_deal", lambda game: Deal(None, DECK, 0, first_game=True)
+        domain_review, "initial_deal", lambda game: Redeal(None, DECK, 0, first_game=True)
     )
 
 
@@ -63,9 +64,7 @@ async def play_recorded_game(h: Harness) -> None:
         await h.wait_text(uid, "Hi!")
     lobby = await open_lobby(h, GROUP, ANN)
     await press(h, BOB, GROUP, lobby.message_id, text="Join")
-    await press(h, ANN, GROUP, lobby.message_id, text="Deck: 36")
-    await h.wait_text(GROUP, "Deck: 52")
-    await press(h, ANN, GROUP, lobby.message_id, text="Deck: 52")
+    await set_options(h, ANN, GROUP, lobby.message_id, deck=24)
     await h.wait_text(GROUP, "Deck: 24")
     await press(h, ANN, GROUP, lobby.message_id, text="Start")
     users = (ANN, BOB)
@@ -73,13 +72,14 @@ async def play_recorded_game(h: Harness) -> None:
         seat, action = text.split(": ")
         user = users[int(seat)]
         step = (await h.table(GROUP)).engine_state().step
-        data = callbacks.encode_move(GROUP, GAME_ID, step, parse_action(action))
+        data = callbacks.encode_move(Place(GROUP), GAME_ID, step, parse_action(action))
         await h.emu.wait_for(lambda u=user: any(m.from_bot for m in h.emu.messages(u)))
         handle = await h.emu.user_sends_callback(
             user, user, latest_bot_message(h, user).message_id, data
         )
         answer = await asyncio.wait_for(handle.answer(), 5)
-        assert answer.text is None, f"{text}: {answer.text}"
+        # Taken: the answer names the move to its maker (never a refusal).
+        assert answer.text is not None and answer.text.startswith("✓ "), f"{text}: {answer.text}"
     await h.wait_text(GROUP, "Game over")
     assert (await h.table(GROUP)).final_durak == 0
 

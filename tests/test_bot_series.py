@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bot.domain import flow
 from bot.domain.flow import Moment, Person, Timing
+from bot.domain.place import Place
 from bot.domain.records import ChatGame
 from engine import GameResult, State, view
 
@@ -14,7 +15,7 @@ GAME_IDS = [f"gm{i:04d}" for i in range(40)]
 
 
 def dealt(game_id: str, players: int = 4, series: int = 3) -> ChatGame:
-    game, _ = flow.new_lobby(None, T0, CHAT, "Club", PEOPLE[0], game_id)
+    game, _ = flow.new_lobby(None, T0, Place(CHAT), "Club", PEOPLE[0], game_id)
     for person in PEOPLE[1:players]:
         game, _ = flow.join(game, T0, game_id, person)
     game.rules = game.rules.model_copy(update={"series_length": series})

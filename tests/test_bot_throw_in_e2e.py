@@ -123,8 +123,10 @@ class Players:
             except Exception:
                 return  # the message changed under the finger: look again
             self.taps += 1
-            if answer.text:
-                self.too_late += answer.text.startswith("Too late")
+            # A taken tap is answered with the move it made ("✓ You …"); anything else
+            # was refused.
+            if not (answer.text or "").startswith("✓ "):
+                self.too_late += (answer.text or "").startswith("Too late")
                 return
             if choice[1].split(":")[4][0] != "b":
                 self.watchers.append(asyncio.create_task(self.own_hand(user, before, started)))

@@ -11,6 +11,7 @@ from bot.domain import callbacks, flow
 from bot.domain.callbacks import CallbackError, HandButton
 from bot.domain.flow import FlowError, Moment, Person, Timing
 from bot.domain.lobby_options import LOBBY_OPTIONS
+from bot.domain.place import Place
 from bot.domain.records import ChatGame
 from engine import (
     Attack,
@@ -53,20 +54,20 @@ cards = st.integers(0, 51).map(Card)
     st.integers(0, 9_999_999),
 )
 def test_every_move_fits_64_bytes_and_round_trips(action: object, step: int) -> None:
-    data = callbacks.encode_move(CHAT, GID, step, action)  # type: ignore[arg-type]
+    data = callbacks.encode_move(Place(CHAT), GID, step, action)  # type: ignore[arg-type]
     assert len(data.encode()) <= 64
     decoded = callbacks.decode(data)
-    assert decoded == HandButton(CHAT, GID, step, "move", action)  # type: ignore[arg-type]
+    assert decoded == HandButton(Place(CHAT), GID, step, "move", action)  # type: ignore[arg-type]
 
 
 def test_a_keyboard_without_steps_is_what_its_buttons_do() -> None:
-    first, later = (callbacks.encode_move(CHAT, GID, step, Take()) for step in (3, 1234))
+    first, later = (callbacks.encode_move(Place(CHAT), GID, step, Take()) for step in (3, 1234))
     assert first != later
     assert callbacks.without_steps(first) == callbacks.without_steps(later)
     assert callbacks.without_steps(first) != callbacks.without_steps(
-        callbacks.encode_move(CHAT, GID, 3, Pass())
+        callbacks.encode_move(Place(CHAT), GID, 3, Pass())
     )
-    keyboard = repr([first, callbacks.encode_pick(CHAT, GID, 7, Card.parse("9♥"))])
+    keyboard = repr([first, callbacks.encode_pick(Place(CHAT), GID, 7, Card.parse("9♥"))])
     assert callbacks.without_steps(keyboard) == repr(
         [f"h:{CHAT}:{GID}::t", f"h:{CHAT}:{GID}::b" + callbacks.ALPHABET[int(Card.parse("9♥"))]]
     )
@@ -83,9 +84,7 @@ def test_forged_data_never_decodes_to_garbage(data: str) -> None:
     # Whatever decodes must re-encode to exactly the same data.
     if isinstance(decoded, HandButton) and decoded.op == "move":
         assert decoded.action is not None
-        again = callbacks.encode_move(
-            decoded.chat_id, decoded.game_id, decoded.step, decoded.action
-        )
+        again = callbacks.encode_move(decoded.place, decoded.game_id, decoded.step, decoded.action)
         assert again == data
 
 
@@ -99,7 +98,7 @@ def test_group_and_language_buttons() -> None:
 
 
 def lobby(title: str = "Club", creator: Person = ANN, rules: Rules | None = None) -> ChatGame:
-    game, _ = flow.new_lobby(None, T0, CHAT, title, creator, GID)
+    game, _ = flow.new_lobby(None, T0, Place(CHAT), title, creator, GID)
     if rules is not None:
         game.rules = rules
     return game
@@ -337,7 +336,7 @@ def test_a_tap_from_an_older_keyboard_counts_while_its_move_is_still_legal() -> 
     carol = Person(3, "Carol")
     for n in range(60):
         gid = f"st{n:04d}"
-        game, _ = flow.new_lobby(None, T0, CHAT, "Club", ANN, gid)
+        game, _ = flow.new_lobby(None, T0, Place(CHAT), "Club", ANN, gid)
         for person in (BOB, carol):
             game, _ = flow.join(game, T0, gid, person)
         game, _ = flow.start(game, T0, gid, 1, [])
@@ -395,11 +394,11 @@ def test_hand_modes_follow_the_step_and_stay_bounded() -> None:
 
     game, _ = flow.start(two_player_lobby(), T0, GID, 1, [])
     modes = HandModes(limit=3)
-    modes.set(CHAT, ANN.user_id, GID, 0, ("leave", 0))
+    modes.set(Place(CHAT), ANN.user_id, GID, 0, ("leave", 0))
     assert modes.current(game, ANN.user_id) == ("leave", 0)
-    modes.set(CHAT, ANN.user_id, GID, 7, ("leave", 0))  # another step: no longer applies
+    modes.set(Place(CHAT), ANN.user_id, GID, 7, ("leave", 0))  # another step: no longer applies
     assert modes.current(game, ANN.user_id) is None and len(modes) == 0
     for user in range(10):
-        modes.set(CHAT, user, GID, 0, ("pick", 5))
+        modes.set(Place(CHAT), user, GID, 0, ("pick", 5))
     assert len(modes) == 3 and modes.current(game, 9) == ("pick", 5)
     assert modes.current(game, 0) is None

@@ -19,6 +19,7 @@ from support.harness import FakeClock, harness, open_lobby, play_out, press
 from support.timers import claim_due
 
 from bot.domain.flow import Moment, Person, Timing, join, new_lobby
+from bot.domain.place import Place
 from bot.domain.records import ChatGame
 from bot.store.storage import (
     SHARDS,
@@ -81,7 +82,7 @@ def test_index_and_timers_are_spread_over_every_master(cluster: Cluster) -> None
 def lobby_write(table: ChatGame | None) -> Write[str]:
     moment = Moment(time.time(), Timing(turn_timeout=60, ai_delay=0, notify_quiet=20))
     if table is None:
-        table, _ = new_lobby(None, moment, GROUP, "Cluster", Person(ANN, "Ann"), "g1")
+        table, _ = new_lobby(None, moment, Place(GROUP), "Cluster", Person(ANN, "Ann"), "g1")
     joined, _ = join(table, moment, table.game_id, Person(BOB, "Bob"))
     return Write(joined, table.game_id)
 
@@ -93,16 +94,16 @@ async def test_transactions_never_run_in_a_helper_thread(
     loop joins, which hung a worker mid-failover; every transaction of ours must run on the
     loop itself (bot/store/slot_clients.py)."""
     s = store(client)
-    await client.get(table_key(GROUP))  # the cluster client learns the slots first
+    await client.get(table_key(Place(GROUP)))  # the cluster client learns the slots first
 
     def no_threads(self: threading.Thread) -> None:
         raise AssertionError(f"a thread was started: {self.name}")
 
     monkeypatch.setattr(threading.Thread, "start", no_threads)
-    assert await s.update_table(GROUP, lobby_write) == "g1"
-    await s.set_timer(GROUP, 1.0)
-    assert await claim_due(s, 2.0) == [GROUP]
-    await s.release_timer(GROUP)
+    assert await s.update_table(Place(GROUP), lobby_write) == "g1"
+    await s.set_timer(Place(GROUP), 1.0)
+    assert await claim_due(s, 2.0) == [Place(GROUP)]
+    await s.release_timer(Place(GROUP))
     new = GROUP * 1000 - 2
     moved = await s.migrate_chat(GROUP, new)
     assert moved is not None and moved.chat_id == new
@@ -110,15 +111,15 @@ async def test_transactions_never_run_in_a_helper_thread(
 
 async def test_table_changes_and_a_migration_across_slots(client: Redis) -> None:
     s = store(client)
-    assert await s.update_table(GROUP, lobby_write) == "g1"
-    loaded = await s.load_table(GROUP)
+    assert await s.update_table(Place(GROUP), lobby_write) == "g1"
+    loaded = await s.load_table(Place(GROUP))
     assert loaded is not None and [seat.name for seat in loaded.seats] == ["Ann", "Bob"]
     new = GROUP * 1000 - 1  # the supergroup id: another slot
     moved = await s.migrate_chat(GROUP, new)
     assert moved is not None and moved.chat_id == new
     assert await s.migrate_chat(GROUP, new) is None  # a repeat (crash, retry) does nothing
-    assert await client.get(table_key(GROUP)) is None
-    again = await s.load_table(GROUP)  # old ids follow the group
+    assert await client.get(table_key(Place(GROUP))) is None
+    again = await s.load_table(Place(GROUP))  # old ids follow the group
     assert again is not None and again.chat_id == new
 
 
@@ -126,7 +127,7 @@ async def test_two_workers_claim_a_timer_once_and_a_dead_claim_is_taken_over(
     client: Redis,
 ) -> None:
     first, second = store(client), store(client)
-    chats = list(range(-500, -520, -1))
+    chats = [Place(chat) for chat in range(-500, -520, -1)]
     for chat in chats:
         await first.set_timer(chat, 100.0)
     got = await asyncio.gather(claim_due(first, 150.0), claim_due(second, 150.0))
@@ -145,13 +146,13 @@ async def test_two_workers_claim_a_timer_once_and_a_dead_claim_is_taken_over(
 class CrashAfterCommit(Storage):
     """Dies right after the game's end is committed, before the user totals are added."""
 
-    async def settle_game_stats(self, chat_id: int, game_id: str) -> None:
+    async def settle_game_stats(self, place: Place, game_id: str) -> None:
         raise ConnectionError("worker killed")
 
 
 async def test_user_totals_are_counted_exactly_once_after_a_crash(client: Redis) -> None:
     crashing, other = CrashAfterCommit(client, finished_ttl=3600, idle_ttl=3600), store(client)
-    await crashing.update_table(GROUP, lobby_write)
+    await crashing.update_table(Place(GROUP), lobby_write)
 
     def finish(table: ChatGame | None) -> Write[None]:
         assert table is not None
@@ -160,12 +161,12 @@ async def test_user_totals_are_counted_exactly_once_after_a_crash(client: Redis)
         return Write(done, None, stats=deltas)
 
     with pytest.raises(ConnectionError):
-        await crashing.update_table(GROUP, finish)
+        await crashing.update_table(Place(GROUP), finish)
     assert (await other.user_stats(ANN)).played == 0  # not yet: the worker died
     assert [line.played for line in await other.chat_stats(GROUP)] == [1, 1]  # with the move
     assert await other.settle_pending_stats(0.0) == 1
     assert await store(client).settle_pending_stats(0.0) == 0  # nothing left to do
-    await other.settle_game_stats(GROUP, "g1")  # a repeat counts nothing
+    await other.settle_game_stats(Place(GROUP), "g1")  # a repeat counts nothing
     ann, bob = await other.user_stats(ANN), await other.user_stats(BOB)
     assert (ann.played, ann.durak, bob.played, bob.first) == (1, 1, 1, 1)
 
@@ -186,7 +187,7 @@ async def test_a_full_game_on_the_cluster_survives_a_master_failover(
         await h.wait_text(GROUP, "2. Bob")
         await press(h, ANN, GROUP, lobby.message_id, text="Start")
         await h.wait_text(GROUP, "Trump:")
-        failover = asyncio.create_task(_fail_over(cluster, table_key(GROUP)))
+        failover = asyncio.create_task(_fail_over(cluster, table_key(Place(GROUP))))
         result = await play_out(h, GROUP, [ANN, BOB], timeout=20.0)
         await failover
         assert "Durak" in result.text or "draw" in result.text

@@ -29,6 +29,7 @@ from support.harness import hand_buttons
 
 from bot import render
 from bot.app.games import CRASH_AFTER_COMMIT, CRASH_EXIT_CODE
+from bot.domain.place import Place
 from bot.domain.rating import MIN_GAMES_LISTED, ResultLine
 from bot.domain.records import ChatGame, Seat
 from bot.output.outbox import NOTIFY_LATE, Outbox
@@ -199,7 +200,7 @@ async def rating_lines_of(store: Storage, game: ChatGame) -> dict[int, ResultLin
     humans = {seat.user_id for seat in game.seats if seat.user_id is not None}
     deadline = time.monotonic() + STALL
     while True:
-        lines = await store.rating_lines(GROUP, game.game_id)
+        lines = await store.rating_lines(Place(GROUP), game.game_id)
         if set(lines) >= humans or time.monotonic() > deadline:
             return lines
         await asyncio.sleep(0.05)
@@ -215,7 +216,7 @@ async def assert_everything_shows_the_end(
     killed between Telegram's answer to a new hand and noting its id leaves one that
     nobody knows of); each goes at its first tap."""
     store = Storage(redis, finished_ttl=3600, idle_ttl=3600)
-    game = await store.load_table(GROUP)
+    game = await store.load_table(Place(GROUP))
     assert game is not None and game.phase == "finished"
     state = game.engine_state().to_dict()
     cards = [c for hand in state["hands"] for c in hand] + state["stock"] + state["discard"]
@@ -260,11 +261,11 @@ async def assert_everything_shows_the_end(
     # Nothing stays owed, and the index entry goes with the last of it (or, left by a
     # dead worker, at a sweep). Polling Redis: it has no event to wait on here.
     async with asyncio.timeout(3 * LEASE + 5):
-        while not (await store.owed_output(GROUP)).complete:
+        while not (await store.owed_output(Place(GROUP))).complete:
             await asyncio.sleep(0.1)
         while await redis.zscore(output_index_key(shard_of(GROUP)), str(GROUP)) is not None:
             await asyncio.sleep(0.1)
-    assert (await store.owed_output(GROUP)).rev > 0  # the moves did record their output
+    assert (await store.owed_output(Place(GROUP))).rev > 0  # the moves did record their output
     leftovers = 0
     for seat in game.seats:
         user = seat.user_id
@@ -390,48 +391,50 @@ def _move(game_id: str = "g1") -> Callable[[ChatGame | None], Write[None]]:
 
 async def test_a_move_and_what_it_must_show_are_stored_together(redis: Redis) -> None:
     worker = Storage(redis, finished_ttl=3600, idle_ttl=3600)
-    await worker.update_table(GROUP, _move())
-    await worker.update_table(GROUP, _move())
-    owed = await worker.owed_output(GROUP)
+    await worker.update_table(Place(GROUP), _move())
+    await worker.update_table(Place(GROUP), _move())
+    owed = await worker.owed_output(Place(GROUP))
     assert owed.rev == 2
     assert owed.targets == {"group": 2, f"hand:{ANN}": 2} and owed.notify == {ANN: 2}
     assert list(owed.notes) == ["0000000001.000", "0000000002.000"]  # in the order made
     lease = await redis.zscore(output_index_key(shard_of(GROUP)), str(GROUP))
     assert lease is not None and time.time() < lease <= time.time() + OUTPUT_LEASE
     # What was shown at revision 1 settles nothing of revision 2; a note goes at once.
-    assert not await worker.settle_output(GROUP, {"owe:group": 1, "note:0000000001.000": None})
-    owed = await worker.owed_output(GROUP)
+    assert not await worker.settle_output(
+        Place(GROUP), {"owe:group": 1, "note:0000000001.000": None}
+    )
+    owed = await worker.owed_output(Place(GROUP))
     assert owed.targets["group"] == 2 and list(owed.notes) == ["0000000002.000"]
     fields: dict[str, int | None] = {"owe:group": 2, f"owe:hand:{ANN}": 2, f"new:{ANN}": 2}
-    assert await worker.settle_output(GROUP, fields | {"note:0000000002.000": None})
-    await worker.release_output(GROUP)
+    assert await worker.settle_output(Place(GROUP), fields | {"note:0000000002.000": None})
+    await worker.release_output(Place(GROUP))
     assert await redis.zscore(output_index_key(shard_of(GROUP)), str(GROUP)) is None
 
 
 async def test_another_worker_takes_over_only_when_the_lease_is_over(redis: Redis) -> None:
     dead = Storage(redis, finished_ttl=3600, idle_ttl=3600)
     other = Storage(redis, finished_ttl=3600, idle_ttl=3600)
-    await dead.update_table(GROUP, _move())
+    await dead.update_table(Place(GROUP), _move())
     now = time.time()
     assert await other.claim_owed_output(now) == []  # the mover still holds it
     later = now + OUTPUT_LEASE + 0.5
     [(chat, owed)] = await other.claim_owed_output(later)
-    assert chat == GROUP and owed.rev == 1 and owed.notify == {ANN: 1}
+    assert chat == Place(GROUP) and owed.rev == 1 and owed.notify == {ANN: 1}
     third = Storage(redis, finished_ttl=3600, idle_ttl=3600)
     assert await third.claim_owed_output(later + 0.1) == []  # leased to ``other`` now
-    await other.renew_output_leases(later + OUTPUT_LEASE * 0.75, {GROUP})
+    await other.renew_output_leases(later + OUTPUT_LEASE * 0.75, {Place(GROUP)})
     assert await third.claim_owed_output(later + OUTPUT_LEASE + 0.1) == []  # renewed
     await other.hand_back_output()  # shutting down: due at once for anyone
-    assert [c for c, _ in await third.claim_owed_output(later + OUTPUT_LEASE + 2)] == [GROUP]
+    assert [c for c, _ in await third.claim_owed_output(later + OUTPUT_LEASE + 2)] == [Place(GROUP)]
 
 
 async def test_an_entry_that_owes_nothing_is_dropped_by_the_sweeper(redis: Redis) -> None:
     worker = Storage(redis, finished_ttl=3600, idle_ttl=3600)
-    await worker.update_table(GROUP, _move())
-    owed = await worker.owed_output(GROUP)
+    await worker.update_table(Place(GROUP), _move())
+    owed = await worker.owed_output(Place(GROUP))
     fields: dict[str, int | None] = {f"owe:{t}": 1 for t in owed.targets}
     fields |= {f"new:{ANN}": 1} | {f"note:{n}": None for n in owed.notes}
-    assert await worker.settle_output(GROUP, fields)
+    assert await worker.settle_output(Place(GROUP), fields)
     # The worker died before dropping its index entry: a sweeper finds nothing to send.
     sweeper = Storage(redis, finished_ttl=3600, idle_ttl=3600)
     assert await sweeper.claim_owed_output(time.time() + OUTPUT_LEASE + 1) == []
@@ -441,11 +444,11 @@ async def test_an_entry_that_owes_nothing_is_dropped_by_the_sweeper(redis: Redis
 async def test_one_worker_at_a_time_sends_a_new_message(redis: Redis) -> None:
     one = Storage(redis, finished_ttl=3600, idle_ttl=3600)
     two = Storage(redis, finished_ttl=3600, idle_ttl=3600)
-    assert await one.claim_send(ANN, "hand:-100777:g1")
-    assert not await two.claim_send(ANN, "hand:-100777:g1")
-    assert await two.claim_send(BOB, "hand:-100777:g1")  # another message: no wait
-    await one.release_send(ANN, "hand:-100777:g1")
-    assert await two.claim_send(ANN, "hand:-100777:g1")
+    assert await one.claim_send(Place(ANN), "hand:-100777:g1")
+    assert not await two.claim_send(Place(ANN), "hand:-100777:g1")
+    assert await two.claim_send(Place(BOB), "hand:-100777:g1")  # another message: no wait
+    await one.release_send(Place(ANN), "hand:-100777:g1")
+    assert await two.claim_send(Place(ANN), "hand:-100777:g1")
 
 
 class CountingBot:
@@ -509,19 +512,19 @@ async def test_two_workers_delivering_the_same_output_send_each_new_message_once
     async def render_group(game: ChatGame) -> Rendered:
         return Rendered(f"lobby of {game.game_id}")
 
-    async def render_note(chat_id: int, note: dict[str, Any]) -> Rendered:
+    async def render_note(place: Place, note: dict[str, Any]) -> Rendered:
         return Rendered(str(note["key"]))
 
     boxes = [worker_outbox(redis, bot, render_group) for _ in range(2)]
-    await boxes[0].storage.update_table(GROUP, change)
-    owed = await boxes[0].storage.owed_output(GROUP)
+    await boxes[0].storage.update_table(Place(GROUP), change)
+    owed = await boxes[0].storage.owed_output(Place(GROUP))
     for box in boxes:
-        box.deliver(GROUP, owed, render_note)
+        box.deliver(Place(GROUP), owed, render_note)
     await asyncio.wait_for(asyncio.gather(*(box.idle() for box in boxes)), 10)
     assert sorted(text for _, text in bot.sent) == ["lobby of g1", "one", "two"]
-    game = await boxes[0].storage.load_table(GROUP)
+    game = await boxes[0].storage.load_table(Place(GROUP))
     assert game is not None and game.lobby_message_id is not None
-    assert (await boxes[0].storage.owed_output(GROUP)).complete
+    assert (await boxes[0].storage.owed_output(Place(GROUP))).complete
     for box in boxes:
         await box.close()
 
@@ -539,9 +542,9 @@ async def test_a_refresh_another_worker_already_showed_costs_no_call(redis: Redi
         return Rendered(f"lobby of {game.game_id} {game.chat_title}".strip())
 
     one, two = (worker_outbox(redis, bot, render_group) for _ in range(2))
-    await one.storage.update_table(GROUP, change)  # a move on the first worker
-    await two.storage.update_table(GROUP, change)  # the next one on the second
-    table = await one.storage.load_table(GROUP)
+    await one.storage.update_table(Place(GROUP), change)  # a move on the first worker
+    await two.storage.update_table(Place(GROUP), change)  # the next one on the second
+    table = await one.storage.load_table(Place(GROUP))
     assert table is not None
     one.refresh(table, owed=True)  # shows the second move already
     await asyncio.wait_for(one.idle(), 10)
@@ -550,7 +553,7 @@ async def test_a_refresh_another_worker_already_showed_costs_no_call(redis: Redi
     await asyncio.wait_for(two.idle(), 10)
     assert len(bot.edited) == 1  # before: the same edit again ("message is not modified")
     table.chat_title = "renamed"  # a change that owes nothing (no move)
-    await two.storage.update_table(GROUP, lambda _: Write(table, None))
+    await two.storage.update_table(Place(GROUP), lambda _: Write(table, None))
     two.refresh(table)  # a refresh for another reason still runs
     await asyncio.wait_for(two.idle(), 10)
     assert bot.edited[1:] == [(GROUP, 5, "lobby of g1 renamed")]
@@ -586,11 +589,11 @@ async def test_a_message_another_worker_edited_since_is_edited_back(
     one, two = (worker_outbox(redis, bot, _render_title, _render_title) for _ in range(2))
 
     async def show(box: Outbox, title: str) -> None:
-        await box.storage.update_table(GROUP, _titled(title))
+        await box.storage.update_table(Place(GROUP), _titled(title))
         if message == "group":
-            box._refresh_group(GROUP)
+            box._refresh_group(Place(GROUP))
         else:
-            box.refresh_hand(GROUP, ANN)
+            box.refresh_hand(Place(GROUP), ANN)
         await asyncio.wait_for(box.idle(), 10)
 
     where = (GROUP, 5) if message == "group" else (ANN, 7)
@@ -609,16 +612,16 @@ async def test_a_message_whose_worker_died_changing_it_is_edited_again(redis: Re
     it even when it would show what the record last said."""
     bot = CountingBot()
     box = worker_outbox(redis, bot, _render_title, _render_title)
-    await box.storage.update_table(GROUP, _titled("A"))
-    box.refresh_hand(GROUP, ANN)
+    await box.storage.update_table(Place(GROUP), _titled("A"))
+    box.refresh_hand(Place(GROUP), ANN)
     await asyncio.wait_for(box.idle(), 10)
     dying = Storage(redis, finished_ttl=3600, idle_ttl=3600, output_lease=0.1)
-    await dying.open_screen(GROUP, hand_target(ANN))  # editing to "B", say; never closed
-    assert not await box.shows_hand(GROUP, ANN, 7, Rendered("shows A"))
-    box.refresh_hand(GROUP, ANN)  # waits for the claim (0.2 s), then edits
+    await dying.open_screen(Place(GROUP), hand_target(ANN))  # editing to "B", say; never closed
+    assert not await box.shows_hand(Place(GROUP), ANN, 7, Rendered("shows A"))
+    box.refresh_hand(Place(GROUP), ANN)  # waits for the claim (0.2 s), then edits
     await asyncio.wait_for(box.idle(), 10)
     assert bot.edited == [(ANN, 7, "shows A")] * 2
-    assert await box.shows_hand(GROUP, ANN, 7, Rendered("shows A"))
+    assert await box.shows_hand(Place(GROUP), ANN, 7, Rendered("shows A"))
     await box.close()
 
 
@@ -631,16 +634,16 @@ async def test_a_new_hand_whose_worker_died_before_storing_it_is_deleted(
     message (nobody would keep it up to date), unless the record did get it."""
     bot = DeletingBot()
     box = worker_outbox(redis, bot, _render_title, _render_title)
-    await box.storage.update_table(GROUP, _titled("A"))  # the record's hand: message 7
+    await box.storage.update_table(Place(GROUP), _titled("A"))  # the record's hand: message 7
     dying = Storage(redis, finished_ttl=3600, idle_ttl=3600, output_lease=0.1)
-    _, _, screen = await dying.open_screen(GROUP, hand_target(ANN))
+    _, _, screen = await dying.open_screen(Place(GROUP), hand_target(ANN))
     await dying.note_sent(screen, 7 if stored else 55)  # then SIGKILL
-    box.refresh_hand(GROUP, ANN)
+    box.refresh_hand(Place(GROUP), ANN)
     await asyncio.wait_for(box.idle(), 10)
     assert bot.deleted == ([] if stored else [(ANN, 55)])
     assert bot.edited == [(ANN, 7, "shows A")]
     assert await redis.hget(f"durak:{{{GROUP}}}:screen", f"sent:hand:{ANN}") is None
-    box.refresh_hand(GROUP, ANN)  # nothing left to delete, nothing to edit
+    box.refresh_hand(Place(GROUP), ANN)  # nothing left to delete, nothing to edit
     await asyncio.wait_for(box.idle(), 10)
     assert (len(bot.deleted), len(bot.edited)) == (0 if stored else 1, 1)
     await box.close()
@@ -666,12 +669,12 @@ async def test_an_edit_that_lands_late_never_hides_a_newer_one(redis: Redis) -> 
     worker's slow edit of the older move landed last, and nothing was owed any more)."""
     bot = SlowFirstEditBot()
     one, two = (worker_outbox(redis, bot, _render_title, _render_title) for _ in range(2))
-    await one.storage.update_table(GROUP, _titled("first"))
-    one.refresh_hand(GROUP, ANN)
+    await one.storage.update_table(Place(GROUP), _titled("first"))
+    one.refresh_hand(Place(GROUP), ANN)
     while not bot.slowed:  # the first edit is on its way
         await asyncio.sleep(0.01)
-    await two.storage.update_table(GROUP, _titled("second"))
-    two.refresh_hand(GROUP, ANN)
+    await two.storage.update_table(Place(GROUP), _titled("second"))
+    two.refresh_hand(Place(GROUP), ANN)
     await asyncio.wait_for(asyncio.gather(one.idle(), two.idle()), 10)
     assert bot.edited[-1] == (ANN, 7, "shows second")
     for box in (one, two):
@@ -725,8 +728,8 @@ async def test_a_turn_notification_that_would_leave_late_is_an_edit(
         game.reminded_step = state.step if reminder else -1
         return Write(game, None, output=Owed([f"hand:{ANN}"], [ANN], []))
 
-    await storage.update_table(GROUP, move)
-    box.refresh_hand(GROUP, ANN, notify=True)
+    await storage.update_table(Place(GROUP), move)
+    box.refresh_hand(Place(GROUP), ANN, notify=True)
     clock.now += waited  # before the job runs: how long it waited for its turn
     await asyncio.wait_for(box.idle(), 10)
     if waited > NOTIFY_LATE and not reminder:
@@ -736,8 +739,8 @@ async def test_a_turn_notification_that_would_leave_late_is_an_edit(
     else:
         assert bot.sent == [(ANN, "hand of seat 0")] and bot.deleted == [(ANN, 7)]
         assert bot.edited == [] and box.stats.quieted == 0
-    owed = await storage.owed_output(GROUP)
+    owed = await storage.owed_output(Place(GROUP))
     assert ANN not in owed.notify and f"hand:{ANN}" not in owed.targets  # nobody sends it again
-    game = await storage.load_table(GROUP)
+    game = await storage.load_table(Place(GROUP))
     assert game is not None and (game.seats[0].hand_message_id == 7) == (bot.sent == [])
     await box.close()

@@ -22,6 +22,7 @@ from support.cluster import Cluster, redis_cluster
 from support.front import Front, Worker, start_worker, stop_workers, wait_ready
 from support.harness import free_port, hand_buttons
 
+from bot.domain.place import Place
 from bot.domain.records import ChatGame
 from bot.store.storage import Storage
 from bot.transport.fleet_pacing import CHAT, GLOBAL, FleetLimiter
@@ -271,7 +272,7 @@ async def play_a_game(emu: BotApiEmulator, storage: Storage, chat: int, ann: int
                 what="a move",
             )
         except TimeoutError:
-            table = await storage.load_table(chat)
+            table = await storage.load_table(Place(chat))
             stored = None if table is None or table.state is None else table.state.get("step")
             shown = {u: [b[0] for b in hand_buttons(emu, u)] for u in (ann, bob)}
             raise AssertionError(
@@ -349,7 +350,7 @@ async def wait_final_state(
     ids are read again while output is still landing)."""
     deadline = time.monotonic() + 30
     while True:
-        table = await storage.load_table(chat)
+        table = await storage.load_table(Place(chat))
         assert table is not None and table.phase == "finished"
         try:
             await emu.wait_for(lambda t=table: final_state_shown(emu, t, players), 2)

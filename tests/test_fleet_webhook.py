@@ -15,6 +15,7 @@ from support.cluster import Cluster, redis_cluster
 from support.front import Front, Worker, start_worker, stop_workers, wait_ready
 from support.harness import play_out
 
+from bot.domain.place import Place
 from bot.store.storage import table_key
 from sandbox.emulator import BotApiEmulator
 
@@ -93,7 +94,7 @@ async def test_three_workers_play_a_game_and_one_is_killed_mid_game(
             print(f"429s with three per-process pacers: {emu.stats.too_many_requests}")
             rc = RedisCluster.from_url(cluster.url)
             try:
-                raw = await rc.get(table_key(GROUP))
+                raw = await rc.get(table_key(Place(GROUP)))
                 assert raw is not None and b'"phase":"finished"' in raw
                 stats = await rc.hgetall(f"durak:{{{GROUP}}}:stats")
                 assert int(stats[f"{ANN}:played".encode()]) == 1  # counted once

@@ -15,6 +15,7 @@ from bot.domain import callbacks, flow
 from bot.domain.callbacks import CallbackError, GroupButton
 from bot.domain.flow import FlowError, Moment, Person, Timing
 from bot.domain.lobby_options import LOBBY_OPTIONS, OPTIONS_BY_OP
+from bot.domain.place import Place
 from bot.domain.records import ChatGame, LobbyScreen
 from bot.render.labels import too_wide
 from engine import Rules
@@ -31,7 +32,7 @@ ANN_ID, BOB_ID = 11, 12
 
 
 def lobby(*people: Person, computers: int = 0, rules: Rules | None = None) -> ChatGame:
-    game, _ = flow.new_lobby(None, T0, -100, "Club", ANN, GID, show_how_to=False)
+    game, _ = flow.new_lobby(None, T0, Place(-100), "Club", ANN, GID, show_how_to=False)
     if rules is not None:
         game.rules = rules
     for person in people:
@@ -228,7 +229,7 @@ async def test_options_screen_survives_a_restart_and_a_second_worker(make_harnes
         # The bot restarts; a second worker renders the same screen from the record.
         await h.kill_bot()
         other = await h.start_bot_offline()
-        game = await other.storage.load_table(GROUP)
+        game = await other.storage.load_table(Place(GROUP))
         assert game is not None and game.lobby_screen == "options"
         assert "✓ 36" in [
             b.text for row in (await other.render_group(game)).markup.inline_keyboard for b in row

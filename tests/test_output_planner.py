@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from bot.domain.place import Place
 from bot.domain.records import ChatGame, Phase, Seat
 from bot.domain.roles import GROUP, hand_role
 from bot.output import planner
@@ -76,18 +77,22 @@ def test_a_refresh_skips_hands_known_to_show_what_they_would() -> None:
 def test_a_messages_send_slot_comes_from_its_role_spelt_as_before() -> None:
     """The claim on sending a replacement is stored in Redis: a fleet mid-upgrade must
     share it, so it keeps the spelling it had ("group:<game>", "hand:<group>:<game>")."""
-    assert planner.send_slot(GROUP, GROUP_ID, "g1") == "group:g1"
-    assert planner.send_slot(hand_role(ANN), GROUP_ID, "g1") == f"hand:{GROUP_ID}:g1"
+    assert planner.send_slot(GROUP, Place(GROUP_ID), "g1") == "group:g1"
+    assert planner.send_slot(hand_role(ANN), Place(GROUP_ID), "g1") == f"hand:{GROUP_ID}:g1"
     assert planner.note_slot("0001") == "note:0001"
 
 
 def test_one_message_is_one_key_in_its_chats_queue() -> None:
     ann = hand_role(ANN)
-    assert planner.message_key(GROUP_ID, ann) == planner.message_key(GROUP_ID, ann)
-    assert planner.message_key(GROUP_ID, ann) != planner.message_key(-7, ann)  # her other game
-    assert planner.message_key(GROUP_ID, GROUP) != planner.message_key(GROUP_ID, ann)
+    assert planner.message_key(Place(GROUP_ID), ann) == planner.message_key(Place(GROUP_ID), ann)
+    assert planner.message_key(Place(GROUP_ID), ann) != planner.message_key(
+        Place(-7), ann
+    )  # her other game
+    assert planner.message_key(Place(GROUP_ID), GROUP) != planner.message_key(Place(GROUP_ID), ann)
     # A group's lane follows it to its supergroup id: its refreshes still merge there.
-    assert planner.message_key(GROUP_ID, GROUP) == planner.message_key(-1_000_100, GROUP)
+    assert planner.message_key(Place(GROUP_ID), GROUP) == planner.message_key(
+        Place(-1_000_100), GROUP
+    )
 
 
 # --- owed output --------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from conftest import Harness, open_lobby, press
 from support.harness import pressable
 
 from bot.domain.callbacks import encode_hand_op
+from bot.domain.place import Place
 from bot.transport import lanes
 
 pytestmark = pytest.mark.filterwarnings("ignore:Deprecated since version v22.2")
@@ -60,7 +61,7 @@ async def test_the_result_is_sent_after_more_5xx_answers_than_retries(make_harne
         )
         table = await h.table(GROUP)
         step = table.state["step"]  # type: ignore[index]
-        data = encode_hand_op(GROUP, table.game_id, step, "leave_yes")
+        data = encode_hand_op(Place(GROUP), table.game_id, step, "leave_yes")
         hand = h.emu.last_message(ANN)
         assert hand is not None
         await (await h.emu.user_sends_callback(ANN, ANN, hand.message_id, data)).answer()
@@ -68,7 +69,7 @@ async def test_the_result_is_sent_after_more_5xx_answers_than_retries(make_harne
         assert "Durak: <b>Ann</b>" in result.html or "Durak: Ann" in result.text
         assert failing.hits == FAILURES  # every failure hit the result, and then it went out
         await h.settle()
-        assert not (await h.games.storage.owed_output(GROUP)).notes
+        assert not (await h.games.storage.owed_output(Place(GROUP))).notes
 
 
 async def test_a_replaced_hand_whose_delete_failed_is_deleted_later(make_harness: Any) -> None:
@@ -95,4 +96,4 @@ async def test_a_replaced_hand_whose_delete_failed_is_deleted_later(make_harness
             lambda: len(live_hands(h, defender)) == 1, timeout=20, what="the old hand deleted"
         )
         await h.settle()
-        assert not (await h.games.storage.owed_output(GROUP)).deletes
+        assert not (await h.games.storage.owed_output(Place(GROUP))).deletes

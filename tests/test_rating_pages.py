@@ -24,6 +24,7 @@ from support.harness import Bot, FakeClock, bot_settings
 from support.webapp import ANN, GROUP, init_data, seat_people, webapp_settings
 from test_store_ratings import BOB, CY, DI, NAMES, game_end
 
+from bot.domain.place import Place
 from bot.store.storage import Storage
 from bot.webapp.server import TELEGRAM_JS
 from bot.wiring.application import build_application, games_of, start_services
@@ -59,7 +60,7 @@ async def seed_games(
         change = game_end(
             seats, finished, len(seats) - 1, chat_id=chat_id, game_id=f"{prefix}{n:05d}", at=at + n
         )
-        await storage.update_table(chat_id, change)
+        await storage.update_table(Place(chat_id), change)
 
 
 # ---------------------------------------------------------------------- /top in the sandbox

@@ -12,6 +12,7 @@ import pytest
 from redis.asyncio import Redis
 
 from bot.domain.flow import Moment, Person, Timing, join
+from bot.domain.place import Place
 from bot.domain.records import ChatGame, ChatSettings, UserRecord
 from bot.domain.schema import CURRENT, UnreadableRecord, upgrade
 from bot.ops import metrics
@@ -41,16 +42,16 @@ def test_there_are_fixtures_for_every_schema_up_to_the_current_one() -> None:
 async def test_an_old_record_is_upgraded_and_keeps_working(path: Path, real_redis: Redis) -> None:
     store, raw = storage(real_redis), path.read_text()
     if path.stem.startswith("table"):
-        await real_redis.set(table_key(CHAT), raw)
-        table = await store.load_table(CHAT)
+        await real_redis.set(table_key(Place(CHAT)), raw)
+        table = await store.load_table(Place(CHAT))
         assert table is not None and table.schema_version == CURRENT["Table"]
         assert table.game_id == json.loads(raw)["game_id"]
         if table.phase == "lobby":
             moment = Moment(time.time(), Timing(turn_timeout=60, ai_delay=0, notify_quiet=20))
             await store.update_table(
-                CHAT, lambda t: _write(join(t, moment, t.game_id, Person(9, "Cy"))[0])
+                Place(CHAT), lambda t: _write(join(t, moment, t.game_id, Person(9, "Cy"))[0])
             )
-            again = await store.load_table(CHAT)
+            again = await store.load_table(Place(CHAT))
             assert again is not None and [s.name for s in again.seats][-1] == "Cy"
         else:
             state = table.engine_state()  # the engine reads the stored position
@@ -94,22 +95,26 @@ async def test_an_unreadable_table_is_quarantined_not_overwritten(
     kind: str, real_redis: Redis
 ) -> None:
     raw = damaged_records()[kind]
-    store = storage(real_redis)
     told: list[tuple[int, str]] = []
-    store.on_quarantine = lambda chat, game: told.append((chat, game))
-    await real_redis.set(table_key(CHAT), raw)
+    store = Storage(
+        real_redis,
+        finished_ttl=3600,
+        idle_ttl=3600,
+        on_quarantine=lambda place, game: told.append((place.chat_id, game)),
+    )
+    await real_redis.set(table_key(Place(CHAT)), raw)
     before = metrics.QUARANTINED.labels("table")._value.get()
     # A writer (e.g. /newgame) finds no readable game: it may start a new one, but the
     # old record is moved aside first, byte for byte.
     fresh = json.loads((FIXTURES / "v1" / "table_lobby.json").read_text()) | {"game_id": "new1"}
     result = await store.update_table(
-        CHAT, lambda t: Write(ChatGame.model_validate(fresh) if t is None else t, t)
+        Place(CHAT), lambda t: Write(ChatGame.model_validate(fresh) if t is None else t, t)
     )
     assert result is None  # the change saw no table
     kept = [k async for k in real_redis.scan_iter(match=f"durak:{{{CHAT}}}:quarantine:*")]
     assert len(kept) == 1 and await real_redis.get(kept[0]) == raw.encode()
     assert await real_redis.ttl(kept[0]) > 0
-    stored = await store.load_table(CHAT)
+    stored = await store.load_table(Place(CHAT))
     assert stored is not None and stored.game_id == "new1"
     game_id = "unknown" if kind == "not-json" else "fixture1"
     assert told == [(CHAT, game_id)]
@@ -126,12 +131,12 @@ async def test_a_running_game_that_cannot_be_restored_is_announced(
         h.emu.add_user(101, "Alice")
         h.emu.add_user(102, "Bob")
         h.emu.add_group(CHAT, "Fixture group", members=[101, 102], creator=101)
-        await real_redis.set(table_key(CHAT), json.dumps(raw | {"schema": 99}))
+        await real_redis.set(table_key(Place(CHAT)), json.dumps(raw | {"schema": 99}))
         await real_redis.sadd(RUNNING_KEY, str(CHAT))
         await h.start_bot()
         await h.wait_text(CHAT, "This game was lost")
         await h.start_bot_offline()  # a second worker reading the same chat says nothing
-        assert await h.bots[0].games.storage.load_table(CHAT) is None
+        assert await h.bots[0].games.storage.load_table(Place(CHAT)) is None
         await h.settle()
         told = [m for m in h.emu.messages(CHAT) if m.from_bot and "was lost" in m.text]
         assert len(told) == 1

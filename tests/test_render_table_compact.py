@@ -18,6 +18,7 @@ from telegram import InlineKeyboardMarkup
 from bot import render
 from bot.domain import flow
 from bot.domain.flow import Moment, Person, Timing
+from bot.domain.place import Place
 from bot.domain.records import ChatGame
 from bot.render import faces
 from bot.render.labels import label_width, too_wide
@@ -57,7 +58,7 @@ def at(now: float) -> Moment:
 
 def six_seats(seed: str, rules: Rules | None = None) -> ChatGame:
     """Three people and three computers, two of them of one level."""
-    game, _ = flow.new_lobby(None, at(1000.0), -100, "Club", Person(1, HUMANS[0]), seed)
+    game, _ = flow.new_lobby(None, at(1000.0), Place(-100), "Club", Person(1, HUMANS[0]), seed)
     game.rules = rules or Rules()
     for i, name in enumerate(HUMANS[1:], start=2):
         game, _ = flow.join(game, at(1000.0), seed, Person(i, name))

@@ -20,6 +20,7 @@ from redis.asyncio.cluster import RedisCluster
 from support.cluster import Cluster, redis_cluster
 from support.harness import free_port
 
+from bot.domain.place import Place
 from bot.domain.records import ChatGame, Seat
 from bot.store.replica_wait import WAIT_SHORT, ReplicaWait
 from bot.store.storage import Storage, Write, table_key
@@ -104,20 +105,19 @@ def store(game: ChatGame) -> Callable[[ChatGame | None], Write[None]]:
 
 
 async def test_a_stored_move_is_on_the_replica_when_the_write_returns(pair: Pair) -> None:
-    storage = Storage(pair.master, finished_ttl=60, idle_ttl=60)
     waits: list[int] = []
     wait = ReplicaWait(pair.master, 1, 2000)
 
-    async def after_commit(chat_id: int) -> None:
-        waits.append(await wait(chat_id))
+    async def after_commit(place: Place) -> None:
+        waits.append(await wait(place))
 
-    storage.after_commit = after_commit
+    storage = Storage(pair.master, finished_ttl=60, idle_ttl=60, after_commit=after_commit)
     for step in range(20):
         game = a_running_game(CHAT)
         game.last_seen_step = step
-        await storage.update_table(CHAT, store(game))
+        await storage.update_table(Place(CHAT), store(game))
         # Read from the replica at once: WAIT made sure it has this very write.
-        raw = await pair.replica.get(table_key(CHAT))
+        raw = await pair.replica.get(table_key(Place(CHAT)))
         assert raw is not None and f'"last_seen_step":{step}'.encode() in raw
     assert waits == [1] * 20
 
@@ -125,18 +125,19 @@ async def test_a_stored_move_is_on_the_replica_when_the_write_returns(pair: Pair
 async def test_a_replica_that_does_not_answer_costs_the_timeout_not_the_move(
     pair: Pair,
 ) -> None:
-    storage = Storage(pair.master, finished_ttl=60, idle_ttl=60)
-    storage.after_commit = ReplicaWait(pair.master, 1, 300)
+    storage = Storage(
+        pair.master, finished_ttl=60, idle_ttl=60, after_commit=ReplicaWait(pair.master, 1, 300)
+    )
     short_before = WAIT_SHORT._value.get()
     os.kill(pair.replica_process.pid, signal.SIGSTOP)  # alive but silent
     try:
         started = time.monotonic()
-        await asyncio.wait_for(storage.update_table(CHAT, store(a_running_game(CHAT))), 5)
+        await asyncio.wait_for(storage.update_table(Place(CHAT), store(a_running_game(CHAT))), 5)
         took = time.monotonic() - started
     finally:
         os.kill(pair.replica_process.pid, signal.SIGCONT)
     assert 0.3 <= took < 3.0
-    assert await pair.master.get(table_key(CHAT)) is not None  # stored all the same
+    assert await pair.master.get(table_key(Place(CHAT))) is not None  # stored all the same
     assert WAIT_SHORT._value.get() == short_before + 1
 
 
@@ -162,8 +163,8 @@ async def test_on_a_cluster_the_wait_goes_to_the_games_own_master(cluster: Clust
     try:
         wait = ReplicaWait(client, 1, 2000)  # type: ignore[arg-type]
         # Chats whose slots are served by different masters: each has its one replica.
-        acks = [await wait(chat) for chat in (CHAT, -100902, -100903, 904, 905, 906)]
+        acks = [await wait(Place(chat)) for chat in (CHAT, -100902, -100903, 904, 905, 906)]
         assert acks == [1] * 6
-        assert await ReplicaWait(client, 2, 100)(CHAT) == 1  # type: ignore[arg-type]
+        assert await ReplicaWait(client, 2, 100)(Place(CHAT)) == 1  # type: ignore[arg-type]
     finally:
         await client.aclose()

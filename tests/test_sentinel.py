@@ -18,6 +18,7 @@ from redis.asyncio import Redis
 from redis.exceptions import ConnectionError, ReadOnlyError, TimeoutError
 from support.harness import free_port
 
+from bot.domain.place import Place
 from bot.domain.records import ChatGame, Seat
 from bot.ops.settings import Settings
 from bot.store.redis_connect import connect
@@ -125,7 +126,7 @@ async def _store(storage: Storage, game_id: str) -> None:
     deadline = time.monotonic() + DEADLINE
     while True:
         try:
-            assert await storage.update_table(CHAT, change) == game_id
+            assert await storage.update_table(Place(CHAT), change) == game_id
             return
         except (ConnectionError, TimeoutError, ReadOnlyError):
             assert time.monotonic() < deadline, "no master took the write"
@@ -152,7 +153,9 @@ async def test_the_bot_follows_the_master_through_a_sentinel_failover(servers: S
         try:
             role = await promoted.info("replication")
             assert role["role"] == "master"
-            loaded = await Storage(promoted, finished_ttl=3600, idle_ttl=3600).load_table(CHAT)
+            loaded = await Storage(promoted, finished_ttl=3600, idle_ttl=3600).load_table(
+                Place(CHAT)
+            )
         finally:
             await promoted.aclose()
         assert loaded is not None and loaded.game_id == "after"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fakeredis
 
+from bot.domain.place import Place
 from bot.store import keys, owed_fields, storage
 from bot.store.keys import (
     ALL_OUTPUT_INDEX_KEYS,
@@ -44,32 +45,32 @@ GROUP = -100
 
 
 def test_a_chats_keys_share_its_hash_tag() -> None:
-    assert table_key(GROUP) == "durak:{-100}:table"
+    assert table_key(Place(GROUP)) == "durak:{-100}:table"
     assert stats_key(GROUP) == "durak:{-100}:stats"
     assert settings_key(GROUP) == "durak:{-100}:settings"
     assert moved_key(GROUP) == "durak:{-100}:moved"
-    assert shown_key(GROUP) == "durak:{-100}:shown"
-    assert output_key(GROUP) == "durak:{-100}:output"
-    assert screen_key(GROUP) == "durak:{-100}:screen"
-    assert lost_notice_key(GROUP, "g1") == "durak:{-100}:lost:g1"
-    assert pending_stats_key(GROUP, "g1") == "durak:{-100}:pending-stats:g1"
+    assert shown_key(Place(GROUP)) == "durak:{-100}:shown"
+    assert output_key(Place(GROUP)) == "durak:{-100}:output"
+    assert screen_key(Place(GROUP)) == "durak:{-100}:screen"
+    assert lost_notice_key(Place(GROUP), "g1") == "durak:{-100}:lost:g1"
+    assert pending_stats_key(Place(GROUP), "g1") == "durak:{-100}:pending-stats:g1"
     assert migrated_key(-1002, GROUP) == "durak:{-1002}:migrated-from:-100"
 
 
 def test_quarantine_keys_carry_the_time_to_the_microsecond() -> None:
-    assert quarantine_key(GROUP, 1700000000.5) == "durak:{-100}:quarantine:1700000000.500000"
+    assert quarantine_key(Place(GROUP), 1700000000.5) == "durak:{-100}:quarantine:1700000000.500000"
 
 
 def test_claim_keys_keep_their_stored_words() -> None:
-    assert edit_claim_key(GROUP, "group") == "durak:{-100}:editing:group"
-    assert edit_claim_key(GROUP, "hand:7") == "durak:{-100}:editing:hand:7"
-    assert send_claim_key(GROUP, "hand:7") == "durak:{-100}:sending:hand:7"
+    assert edit_claim_key(Place(GROUP), "group") == "durak:{-100}:editing:group"
+    assert edit_claim_key(Place(GROUP), "hand:7") == "durak:{-100}:editing:hand:7"
+    assert send_claim_key(Place(GROUP), "hand:7") == "durak:{-100}:sending:hand:7"
 
 
 def test_a_users_keys_share_its_hash_tag() -> None:
     assert user_key(7) == "durak:user:{7}"
     assert user_stats_key(7) == "durak:user:{7}:stats"
-    assert counted_key(7, GROUP, "g1") == "durak:user:{7}:counted:-100:g1"
+    assert counted_key(7, Place(GROUP), "g1") == "durak:user:{7}:counted:-100:g1"
 
 
 def test_indexes_are_sharded_each_shard_its_own_slot() -> None:
@@ -110,7 +111,7 @@ def test_owed_output_fields_keep_their_stored_spelling() -> None:
 
 def test_names_callers_import_from_storage_are_still_there() -> None:
     assert storage.table_key is keys.table_key
-    assert storage.output_key(GROUP) == "durak:{-100}:output"
+    assert storage.output_key(Place(GROUP)) == "durak:{-100}:output"
     assert storage.hand_target(7) == "hand:7"
     assert storage.HAND_TARGET == "hand:"
     assert storage.delete_field(GROUP, 42) == "del:-100:42"
@@ -121,25 +122,25 @@ def test_names_callers_import_from_storage_are_still_there() -> None:
 async def test_the_screen_record_and_claims_are_stored_under_those_keys() -> None:
     redis = fakeredis.aioredis.FakeRedis()
     store = storage.Storage(redis, finished_ttl=100, idle_ttl=1000)
-    _, _, screen = await store.open_screen(GROUP, "group")
+    _, _, screen = await store.open_screen(Place(GROUP), "group")
     await store.note_sent(screen, 55)
     assert await redis.exists("durak:{-100}:editing:group")
     assert await redis.hgetall("durak:{-100}:screen") == {b"open:group": b"1", b"sent:group": b"55"}
-    assert await store.claim_send(GROUP, "hand:7")
+    assert await store.claim_send(Place(GROUP), "hand:7")
     assert await redis.exists("durak:{-100}:sending:hand:7")
     screen.now_shows(55, "d1")
     screen.unstored = None
-    await store.close_screen(GROUP, screen)
+    await store.close_screen(Place(GROUP), screen)
     assert await redis.hgetall("durak:{-100}:screen") == {b"group": b"55:d1"}
     assert not await redis.exists("durak:{-100}:editing:group")
 
 
 def test_rating_keys_live_in_the_games_the_users_and_the_seasons_slots() -> None:
-    assert keys.pending_rating_key(GROUP, "g1") == "durak:{-100}:pending-rating:g1"
-    assert keys.rating_plan_key(GROUP, "g1") == "durak:{-100}:rating-plan:g1"
+    assert keys.pending_rating_key(Place(GROUP), "g1") == "durak:{-100}:pending-rating:g1"
+    assert keys.rating_plan_key(Place(GROUP), "g1") == "durak:{-100}:rating-plan:g1"
     assert keys.user_rating_key(7, GROUP, "2026-12") == "durak:user:{7}:rating:-100:2026-12"
     assert keys.user_rating_key(7, None, "2026-12") == "durak:user:{7}:rating:all:2026-12"
-    assert keys.rated_key(7, GROUP, "g1") == "durak:user:{7}:rated:-100:g1"
+    assert keys.rated_key(7, Place(GROUP), "g1") == "durak:user:{7}:rated:-100:g1"
     assert keys.rating_history_key(7) == "durak:user:{7}:rating-history"
     assert keys.leaderboard_key(GROUP, "2026-12") == "durak:{-100}:leaderboard:2026-12"
     assert keys.leaderboard_players_key(GROUP, "2026-12") == (

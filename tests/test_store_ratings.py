@@ -25,6 +25,7 @@ from support.harness import open_lobby, play_out, press
 from ai import player
 from bot.domain.flow import Effects
 from bot.domain.flow.results import finish, rated_game
+from bot.domain.place import Place
 from bot.domain.rating import (
     Computer,
     FinishedGame,
@@ -73,7 +74,7 @@ def storage(redis: Redis) -> Storage:
 class CrashAfterCommit(Storage):
     """Dies right after the game's end is committed, before anything is settled."""
 
-    async def settle_game_stats(self, chat_id: int, game_id: str) -> None:
+    async def settle_game_stats(self, place: Place, game_id: str) -> None:
         raise ConnectionError("worker killed")
 
 
@@ -170,7 +171,7 @@ async def rating_keys(redis: Redis) -> list[str]:
 async def test_the_finishing_order_rates_each_player_in_both_scopes(any_redis: Redis) -> None:
     store = storage(any_redis)
     seats: list[Who] = [ANN, BOB, CY]
-    await store.update_table(GROUP, game_end(seats, ((1,), (0,)), durak=2))
+    await store.update_table(Place(GROUP), game_end(seats, ((1,), (0,)), durak=2))
     model = expected(seats, ((1,), (0,)), durak=2)
     season = season_at(DECEMBER)
     assert season == "2026-12"
@@ -180,27 +181,27 @@ async def test_the_finishing_order_rates_each_player_in_both_scopes(any_redis: R
     assert (bob.games, bob.wins) == (1, 1) and model[CY].wins == 0
     assert model[BOB].mu > model[ANN].mu > model[CY].mu
 
-    lines = await store.rating_lines(GROUP, "g1")
+    lines = await store.rating_lines(Place(GROUP), "g1")
     assert set(lines) == {ANN, BOB, CY}
     newcomer = RatingRecord().display
     assert (lines[BOB].old, lines[BOB].new) == (newcomer, bob.display)
     assert lines[BOB].delta == bob.display - newcomer > 0 > lines[CY].delta
     assert lines[BOB].provisional  # one game: not yet listed
-    assert (await store.rating_lines(GROUP, "g1", overall=True))[BOB] == lines[BOB]
+    assert (await store.rating_lines(Place(GROUP), "g1", overall=True))[BOB] == lines[BOB]
 
     [entry] = await store.rating_history(BOB, 10)
     assert (entry.chat_id, entry.season, entry.finished_at) == (GROUP, season, DECEMBER)
     assert (entry.before, entry.after) == (newcomer, bob.display)
     assert (entry.overall_before, entry.overall_after) == (newcomer, bob.display)
     # Nothing is left pending: the entry is gone, the index is empty.
-    assert not await any_redis.exists(pending_rating_key(GROUP, "g1"))
+    assert not await any_redis.exists(pending_rating_key(Place(GROUP), "g1"))
     assert await store.settle_pending_stats(0.0) == 0
 
 
 async def test_a_draw_counts_the_game_and_nobody_wins(any_redis: Redis) -> None:
     store = storage(any_redis)
     seats: list[Who] = [ANN, BOB]
-    await store.update_table(GROUP, game_end(seats, ((0, 1),), durak=None))
+    await store.update_table(Place(GROUP), game_end(seats, ((0, 1),), durak=None))
     ann, bob = await rated(store, GROUP, season_at(DECEMBER), ANN, BOB)
     assert (ann.games, ann.wins, bob.games, bob.wins) == (1, 0, 1, 0)
     assert ann.mu == pytest.approx(bob.mu) == pytest.approx(RatingRecord().mu)
@@ -210,7 +211,9 @@ async def test_a_draw_counts_the_game_and_nobody_wins(any_redis: Redis) -> None:
 async def test_partners_are_rated_as_teams(any_redis: Redis) -> None:
     store = storage(any_redis)
     seats: list[Who] = [ANN, BOB, CY, DI]  # teams: Ann and Cy, Bob and Di
-    await store.update_table(GROUP, game_end(seats, ((0,), (3,), (2,)), durak=1, partners=True))
+    await store.update_table(
+        Place(GROUP), game_end(seats, ((0,), (3,), (2,)), durak=1, partners=True)
+    )
     model = expected(seats, ((0,), (3,), (2,)), durak=1, partners=True)
     got = await rated(store, GROUP, season_at(DECEMBER), ANN, BOB, CY, DI)
     assert got == [model[ANN], model[BOB], model[CY], model[DI]]
@@ -222,7 +225,7 @@ async def test_a_leaver_ranks_last_below_the_durak_the_cards_made(any_redis: Red
     store = storage(any_redis)
     seats: list[Who] = [ANN, BOB, CY]
     # Cy left (the bot's durak); the computer played the seat out; Bob lost the cards.
-    await store.update_table(GROUP, game_end(seats, ((0,), (2,)), durak=1, left=(2,)))
+    await store.update_table(Place(GROUP), game_end(seats, ((0,), (2,)), durak=1, left=(2,)))
     model = expected(seats, ((0,), (2,)), durak=1, left=(2,))
     ann, bob, cy = await rated(store, GROUP, season_at(DECEMBER), ANN, BOB, CY)
     assert [ann, bob, cy] == [model[ANN], model[BOB], model[CY]]
@@ -240,7 +243,7 @@ async def test_a_game_its_leaver_ended_early_ranks_the_leaver_last(any_redis: Re
     assert rated_game(table) == FinishedGame(
         (Human(ANN), Human(BOB), Human(CY)), ((0,),), durak=2, left=(2,)
     )
-    await store.update_table(GROUP, change)
+    await store.update_table(Place(GROUP), change)
     model = expected(seats, ((0,),), durak=2, left=(2,))
     ann, bob, cy = await rated(store, GROUP, season_at(DECEMBER), ANN, BOB, CY)
     assert [ann, bob, cy] == [model[ANN], model[BOB], model[CY]]
@@ -250,7 +253,7 @@ async def test_a_game_its_leaver_ended_early_ranks_the_leaver_last(any_redis: Re
 async def test_computer_seats_rate_the_humans_only(any_redis: Redis) -> None:
     store = storage(any_redis)
     seats: list[Who] = ["hard", ANN, "easy"]
-    await store.update_table(GROUP, game_end(seats, ((1,), (2,)), durak=0))
+    await store.update_table(Place(GROUP), game_end(seats, ((1,), (2,)), durak=0))
     model = expected(seats, ((1,), (2,)), durak=0)
     season = season_at(DECEMBER)
     assert await rated(store, GROUP, season, ANN) == [model[ANN]]
@@ -258,7 +261,7 @@ async def test_computer_seats_rate_the_humans_only(any_redis: Redis) -> None:
         user_rating_key(ANN, GROUP, season),
         user_rating_key(ANN, None, season),
     ]
-    assert set(await store.rating_lines(GROUP, "g1")) == {ANN}
+    assert set(await store.rating_lines(Place(GROUP), "g1")) == {ANN}
 
 
 async def test_a_game_without_a_human_is_never_rated(any_redis: Redis) -> None:
@@ -266,10 +269,10 @@ async def test_a_game_without_a_human_is_never_rated(any_redis: Redis) -> None:
     change = game_end(["easy", "hard"], ((1,),), durak=0)
     table = change(None).table
     assert table is not None and rated_game(table) is None
-    await store.update_table(GROUP, change)
+    await store.update_table(Place(GROUP), change)
     assert await rating_keys(any_redis) == []
-    assert not await any_redis.exists(pending_rating_key(GROUP, "g1"))
-    assert await store.rating_lines(GROUP, "g1") == {}
+    assert not await any_redis.exists(pending_rating_key(Place(GROUP), "g1"))
+    assert await store.rating_lines(Place(GROUP), "g1") == {}
 
 
 async def test_a_group_with_rating_off_counts_stats_but_rates_nothing(any_redis: Redis) -> None:
@@ -281,12 +284,12 @@ async def test_a_group_with_rating_off_counts_stats_but_rates_nothing(any_redis:
     }
     await store.save_chat_settings(GROUP, ChatSettings(lang="en", rating=False))
     assert (await store.chat_settings(GROUP)).rating is False
-    await store.update_table(GROUP, game_end([ANN, BOB], ((0,),), durak=1))
+    await store.update_table(Place(GROUP), game_end([ANN, BOB], ((0,),), durak=1))
     assert (await store.user_stats(ANN)).played == 1
     assert await rating_keys(any_redis) == []
-    assert await store.rating_lines(GROUP, "g1") == {}
+    assert await store.rating_lines(Place(GROUP), "g1") == {}
     # Another group keeps the default: rated.
-    await store.update_table(OTHER, game_end([ANN, BOB], ((0,),), durak=1, chat_id=OTHER))
+    await store.update_table(Place(OTHER), game_end([ANN, BOB], ((0,),), durak=1, chat_id=OTHER))
     assert (await store.user_rating(ANN, OTHER, season_at(DECEMBER))).games == 1
     assert (await store.user_rating(ANN, None, season_at(DECEMBER))).games == 1
 
@@ -313,21 +316,23 @@ async def assert_rated_once(
 
 async def test_settling_twice_rates_once(any_redis: Redis) -> None:
     store = storage(any_redis)
-    await store.update_table(GROUP, game_end([ANN, BOB, CY], ((0,), (1,)), durak=2))
+    await store.update_table(Place(GROUP), game_end([ANN, BOB, CY], ((0,), (1,)), durak=2))
     before = await rated(store, GROUP, season_at(DECEMBER), ANN, BOB, CY)
-    await store.settle_game_stats(GROUP, "g1")
-    await store.settle_game_stats(GROUP, "g1")
+    await store.settle_game_stats(Place(GROUP), "g1")
+    await store.settle_game_stats(Place(GROUP), "g1")
     assert await rated(store, GROUP, season_at(DECEMBER), ANN, BOB, CY) == before
     await assert_rated_once(store, ANN, BOB, CY)
 
 
 async def test_two_workers_settling_at_once_rate_once(any_redis: Redis) -> None:
     with pytest.raises(ConnectionError):
-        await crashing(any_redis).update_table(GROUP, game_end([ANN, BOB, CY], ((0,),), durak=2))
+        await crashing(any_redis).update_table(
+            Place(GROUP), game_end([ANN, BOB, CY], ((0,),), durak=2)
+        )
     first, second = storage(any_redis), storage(any_redis)
     await asyncio.gather(
-        first.settle_game_stats(GROUP, "g1"),
-        second.settle_game_stats(GROUP, "g1"),
+        first.settle_game_stats(Place(GROUP), "g1"),
+        second.settle_game_stats(Place(GROUP), "g1"),
         first.settle_pending_stats(0.0),
         second.settle_pending_stats(0.0),
     )
@@ -339,13 +344,13 @@ async def test_two_workers_settling_at_once_rate_once(any_redis: Redis) -> None:
 
 async def test_a_crash_between_the_commit_and_the_rating(any_redis: Redis) -> None:
     with pytest.raises(ConnectionError):
-        await crashing(any_redis).update_table(GROUP, game_end([ANN, BOB], ((0,),), durak=1))
+        await crashing(any_redis).update_table(Place(GROUP), game_end([ANN, BOB], ((0,),), durak=1))
     other = storage(any_redis)
-    assert await any_redis.exists(pending_rating_key(GROUP, "g1"))  # with the move
+    assert await any_redis.exists(pending_rating_key(Place(GROUP), "g1"))  # with the move
     assert (await other.user_rating(ANN, GROUP, season_at(DECEMBER))).games == 0  # not yet
     assert await other.settle_pending_stats(0.0) == 1
     assert await storage(any_redis).settle_pending_stats(0.0) == 0  # nothing left to do
-    await other.settle_game_stats(GROUP, "g1")  # a repeat rates nothing
+    await other.settle_game_stats(Place(GROUP), "g1")  # a repeat rates nothing
     await assert_rated_once(other, ANN, BOB)
 
 
@@ -353,7 +358,9 @@ async def test_a_crash_while_applying_leaves_the_rest_to_the_next_settling(
     any_redis: Redis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with pytest.raises(ConnectionError):
-        await crashing(any_redis).update_table(GROUP, game_end([ANN, BOB, CY], ((0,),), durak=2))
+        await crashing(any_redis).update_table(
+            Place(GROUP), game_end([ANN, BOB, CY], ((0,),), durak=2)
+        )
     apply_once = GameRatings._apply_once
     applied: list[int] = []
 
@@ -366,11 +373,11 @@ async def test_a_crash_while_applying_leaves_the_rest_to_the_next_settling(
     monkeypatch.setattr(GameRatings, "_apply_once", dies_after_the_first)
     dying = storage(any_redis)
     with pytest.raises(ConnectionError):
-        await dying.settle_game_stats(GROUP, "g1")
+        await dying.settle_game_stats(Place(GROUP), "g1")
     monkeypatch.undo()
     [first] = applied
     assert (await dying.user_rating(first, GROUP, season_at(DECEMBER))).games == 1
-    assert await dying.rating_lines(GROUP, "g1")  # the plan stands: the lines too
+    assert await dying.rating_lines(Place(GROUP), "g1")  # the plan stands: the lines too
     assert await storage(any_redis).settle_pending_stats(0.0) == 1
     await assert_rated_once(dying, ANN, BOB, CY)
     model = expected([ANN, BOB, CY], ((0,),), durak=2)
@@ -387,14 +394,16 @@ async def test_a_game_elsewhere_between_plan_and_apply_is_not_lost(any_redis: Re
     dying = crashing(any_redis)
     for chat in (GROUP, OTHER):
         with pytest.raises(ConnectionError):
-            await dying.update_table(chat, game_end([ANN, BOB], ((0,),), durak=1, chat_id=chat))
+            await dying.update_table(
+                Place(chat), game_end([ANN, BOB], ((0,),), durak=1, chat_id=chat)
+            )
     store = storage(any_redis)
     ratings: Any = store._ratings
     plans = {}
     for chat in (GROUP, OTHER):
-        pending = await any_redis.get(pending_rating_key(chat, "g1"))
+        pending = await any_redis.get(pending_rating_key(Place(chat), "g1"))
         assert pending is not None
-        plans[chat] = await ratings._plan_once(chat, "g1", pending_from_json(pending))
+        plans[chat] = await ratings._plan_once(Place(chat), "g1", pending_from_json(pending))
     assert plans[GROUP].players[ANN].overall.old == plans[OTHER].players[ANN].overall.old
     assert await store.settle_pending_stats(0.0) == 2
     ann = await store.user_rating(ANN, None, season_at(DECEMBER))
@@ -416,7 +425,7 @@ async def test_leaderboards_list_players_with_enough_games(any_redis: Redis) -> 
         seats: list[Who] = [ANN, BOB, CY] if n == 2 else [ANN, BOB]
         durak = 2 if n == 2 else 1
         await store.update_table(
-            GROUP, game_end(seats, ((0,), (1,))[: len(seats) - 1], durak, game_id=f"g{n}")
+            Place(GROUP), game_end(seats, ((0,), (1,))[: len(seats) - 1], durak, game_id=f"g{n}")
         )
     season = season_at(DECEMBER)
     board = await store.top(GROUP, season, min_games=2, limit=10)
@@ -440,9 +449,9 @@ async def test_a_game_in_december_and_one_in_january_are_different_seasons(
     any_redis: Redis,
 ) -> None:
     store = storage(any_redis)
-    await store.update_table(GROUP, game_end([ANN, BOB], ((0,),), durak=1, at=DECEMBER))
+    await store.update_table(Place(GROUP), game_end([ANN, BOB], ((0,),), durak=1, at=DECEMBER))
     await store.update_table(
-        GROUP, game_end([ANN, BOB], ((1,),), durak=0, game_id="g2", at=JANUARY)
+        Place(GROUP), game_end([ANN, BOB], ((1,),), durak=0, game_id="g2", at=JANUARY)
     )
     december, january = season_at(DECEMBER), season_at(JANUARY)
     assert (december, january) == ("2026-12", "2027-01")
@@ -465,31 +474,33 @@ async def test_records_from_before_ratings_still_load_and_settle(any_redis: Redi
     await any_redis.set(settings_key(GROUP), (FIXTURES / "chat_settings.json").read_text())
     settings = await store.chat_settings(GROUP)
     assert settings.rating and settings.lang is not None
-    await any_redis.set(table_key(GROUP), (FIXTURES / "table_finished.json").read_text())
-    table = await store.load_table(GROUP)
+    await any_redis.set(table_key(Place(GROUP)), (FIXTURES / "table_finished.json").read_text())
+    table = await store.load_table(Place(GROUP))
     assert table is not None and table.phase == "finished"
     game = rated_game(table)  # what the rating would have made of it
     assert game is not None and len(game.seats) == len(table.seats)
     # A game that ended before ratings left user totals pending, and no rating.
     await any_redis.set(
-        pending_stats_key(GROUP, "old"), json.dumps([{"user_id": ANN, "name": "Ann"}])
+        pending_stats_key(Place(GROUP), "old"), json.dumps([{"user_id": ANN, "name": "Ann"}])
     )
     await any_redis.sadd(pending_index_key(shard_of(GROUP, PENDING_SHARDS)), f"{GROUP}:old")
     assert await store.settle_pending_stats(0.0) == 1
     assert (await store.user_stats(ANN)).played == 1
-    assert await rating_keys(any_redis) == [] and await store.rating_lines(GROUP, "old") == {}
+    assert (
+        await rating_keys(any_redis) == [] and await store.rating_lines(Place(GROUP), "old") == {}
+    )
 
 
 async def test_an_unreadable_pending_rating_is_dropped_not_retried_forever(
     any_redis: Redis,
 ) -> None:
     store = storage(any_redis)
-    await any_redis.set(pending_rating_key(GROUP, "bad"), "{not json")
+    await any_redis.set(pending_rating_key(Place(GROUP), "bad"), "{not json")
     await any_redis.sadd(pending_index_key(shard_of(GROUP, PENDING_SHARDS)), f"{GROUP}:bad")
     assert await store.settle_pending_stats(0.0) == 1
-    assert not await any_redis.exists(pending_rating_key(GROUP, "bad"))
+    assert not await any_redis.exists(pending_rating_key(Place(GROUP), "bad"))
     assert await store.settle_pending_stats(1e9) == 0
-    assert not await any_redis.exists(rating_plan_key(GROUP, "bad"))
+    assert not await any_redis.exists(rating_plan_key(Place(GROUP), "bad"))
 
 
 # --- a Redis Cluster -----------------------------------------------------------------------------
@@ -519,9 +530,9 @@ async def test_on_a_cluster_each_step_stays_in_one_slot(cluster_client: Redis) -
     for chat in (GROUP, OTHER):
         with pytest.raises(ConnectionError):
             await crashing(cluster_client).update_table(
-                chat, game_end([ANN, BOB, CY], ((0,), (1,)), durak=2, chat_id=chat)
+                Place(chat), game_end([ANN, BOB, CY], ((0,), (1,)), durak=2, chat_id=chat)
             )
-        settle += [storage(cluster_client).settle_game_stats(chat, "g1") for _ in range(2)]
+        settle += [storage(cluster_client).settle_game_stats(Place(chat), "g1") for _ in range(2)]
     await asyncio.gather(*settle)
     for chat in (GROUP, OTHER):
         await assert_rated_once(
@@ -575,7 +586,7 @@ async def test_a_game_the_engine_played_out_is_rated_as_the_model_rates_it(
         return Write(table, None, stats=effects.stats)
 
     store = storage(any_redis)
-    await store.update_table(GROUP, change)
+    await store.update_table(Place(GROUP), change)
     updates = rate_game(game_from_state(state, [Human(uid) for uid in users]), {})
     assert updates is not None
     got = await rated(store, GROUP, season_at(DECEMBER), *users)
@@ -603,5 +614,5 @@ async def test_a_game_played_in_the_bot_is_rated(make_harness: Any) -> None:
         season = season_at(table.finished_at)
         records = [await store.user_rating(uid, GROUP, season) for uid in (ANN, BOB)]
         assert [r.games for r in records] == [1, 1]
-        assert set(await store.rating_lines(GROUP, table.game_id)) == {ANN, BOB}
+        assert set(await store.rating_lines(Place(GROUP), table.game_id)) == {ANN, BOB}
         await h.settle()

@@ -19,6 +19,7 @@ from support.webapp import (
     webapp_settings,
 )
 
+from bot.domain.place import Place
 from bot.render.labels import too_wide
 from bot.store.presence import open_key
 from bot.wiring import miniapp as wiring
@@ -63,7 +64,7 @@ async def test_play_here_and_a_message_bring_the_buttons_back(make_harness: Any)
             assert move_buttons(message) == []
             await h.emu.user_presses(ANN, ANN, message.message_id, text="⌨️ Play here")
             message = await h.emu.wait_for(full, what="the hand's buttons after Play here")
-            assert await h.redis.exists(open_key(GROUP, ANN)) == 0
+            assert await h.redis.exists(open_key(Place(GROUP), ANN)) == 0
             # The app stays open: its stream may not collapse the hand again, and moves made
             # in it now show on the hand message too.
             async for status, after in moves_through_app(ann, gid, stream, 6):
@@ -71,7 +72,7 @@ async def test_play_here_and_a_message_bring_the_buttons_back(make_harness: Any)
                     await stream.until(lambda s, n=after["step"]: s["step"] >= n)
                     await h.settle()
                     assert full() is not None, hand().text
-            assert await h.redis.exists(open_key(GROUP, ANN)) == 0
+            assert await h.redis.exists(open_key(Place(GROUP), ANN)) == 0
             if (await h.table(GROUP)).phase != "playing":
                 return
             # Opening the app again collapses the hand again; a message in the private
@@ -85,7 +86,7 @@ async def test_play_here_and_a_message_bring_the_buttons_back(make_harness: Any)
                 data = [b.get("callback_data", "") for row in message.inline_keyboard for b in row]
                 own = [d for d in data if d.startswith("h:") and not d.endswith(":w")]
                 assert own or (await h.table(GROUP)).phase != "playing"
-                assert await h.redis.exists(open_key(GROUP, ANN)) == 0
+                assert await h.redis.exists(open_key(Place(GROUP), ANN)) == 0
 
 
 async def test_a_collapsed_hand_costs_no_refresh_per_move(make_harness: Any) -> None:
@@ -121,7 +122,7 @@ async def test_a_collapsed_hand_costs_no_refresh_per_move(make_harness: Any) -> 
             # Neither Ann's moves nor the computer's refreshed her hand, nothing of it stays
             # owed (no other worker will redo it), and the message is as it was.
             assert ANN not in refreshed
-            owed = await h.games.storage.owed_output(GROUP)
+            owed = await h.games.storage.owed_output(Place(GROUP))
             assert f"hand:{ANN}" not in owed.targets and ANN not in owed.notify
             assert (hand().message_id, hand().text) == shown
 

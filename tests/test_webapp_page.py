@@ -19,6 +19,7 @@ import pytest
 from playwright.async_api import BrowserContext, Page, Route
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 from support.browser import ARTIFACTS, browser
+from support.deals import fix_deals
 from support.harness import Harness, play_out
 from support.webapp import (
     ANN,
@@ -32,6 +33,7 @@ from support.webapp import (
 
 from bot.app import ids as game_ids
 from bot.domain import flow
+from bot.domain.place import Place
 from bot.webapp.server import TELEGRAM_JS
 from engine import Attack, legal_actions
 
@@ -266,7 +268,9 @@ def leading_pair_game_id(computers: int) -> tuple[str, tuple[str, ...]]:
     moment = flow.Moment(0.0, flow.Timing(turn_timeout=60.0, ai_delay=1.0, notify_quiet=0.0))
     for n in itertools.count():
         gid = f"mp{n:04d}"
-        game, _ = flow.new_lobby(None, moment, GROUP, "Card Club", flow.Person(ANN, "Ann"), gid)
+        game, _ = flow.new_lobby(
+            None, moment, Place(GROUP), "Card Club", flow.Person(ANN, "Ann"), gid
+        )
         for _ in range(computers):
             game, _ = flow.add_ai(game, moment, gid, ANN, "easy", "Easy")
         game, _ = flow.start(game, moment, gid, ANN, [])
@@ -282,6 +286,7 @@ async def test_several_cards_are_selected_then_played_with_one_button(
 ) -> None:
     gid, pair = leading_pair_game_id(2)
     monkeypatch.setattr(game_ids, "new_game_id", lambda: gid)
+    fix_deals(monkeypatch)  # the bot deals from the game id, as the search above did
     async with make_harness(**webapp_settings()) as h:
         await h.start_bot()
         await seat_people(h, ANN)

@@ -7,6 +7,7 @@ import itertools
 
 from bot.domain import flow
 from bot.domain.flow import Moment, Person, Timing
+from bot.domain.place import Place
 from bot.domain.records import ChatGame
 from bot.webapp.state import game_state
 from engine import Attack, Pass, Swap, Take, apply, legal_actions, view
@@ -18,7 +19,7 @@ EN = translator("en")
 
 
 def dealt(game_id: str, people: tuple[Person, ...] = (ANN, BOB, CAROL)) -> ChatGame:
-    game, _ = flow.new_lobby(None, T0, -100, "Club", people[0], game_id)
+    game, _ = flow.new_lobby(None, T0, Place(-100), "Club", people[0], game_id)
     for person in people[1:]:
         game, _ = flow.join(game, T0, game_id, person)
     game, _ = flow.start(game, T0, game_id, 1, [])

@@ -20,6 +20,7 @@ from bot.app.screens import Screens, unreachable
 from bot.domain import flow
 from bot.domain.flow import Effects, FlowError, Moment, Outcome, Timing
 from bot.domain.hand_modes import HandMode
+from bot.domain.place import Place
 from bot.domain.records import ChatGame
 from bot.ops import metrics
 from bot.output.outbox import Outbox, hand_targets
@@ -62,8 +63,8 @@ def owed_by(game: ChatGame, effects: Effects) -> Owed:
     return Owed(["group", *(hand_target(uid) for uid in hands)], notify, notes)
 
 
-TimerFire = Callable[[int], Awaitable[None]]
-"""What the scheduler calls when a chat's timer is due."""
+TimerFire = Callable[[Place], Awaitable[None]]
+"""What the scheduler calls when a game's timer is due (with its place)."""
 
 
 class Games:
@@ -115,19 +116,19 @@ class Games:
     # --- changing a game --------------------------------------------------------------------
 
     async def run(
-        self, chat_id: int, operation: Operation[P], *args: P.args, **kwargs: P.kwargs
+        self, place: Place, operation: Operation[P], *args: P.args, **kwargs: P.kwargs
     ) -> ChatGame:
         """Apply a flow operation atomically, then show the result and set the next timer.
 
         A refused operation raises ``FlowError`` and changes nothing. Between the commit
         and the show the outbox does not count as idle: output is on its way."""
         with self.box.coming():
-            committed = await self.commit(chat_id, operation, *args, **kwargs)
+            committed = await self.commit(place, operation, *args, **kwargs)
             await self.show(committed)
         return committed.game
 
     async def commit(
-        self, chat_id: int, operation: Operation[P], *args: P.args, **kwargs: P.kwargs
+        self, place: Place, operation: Operation[P], *args: P.args, **kwargs: P.kwargs
     ) -> Committed:
         """``run``'s first half: the change stored (with what it owes the screen). A tap
         is answered right after it; ``show`` must follow."""
@@ -139,7 +140,7 @@ class Games:
             owed[:] = [owed_by(game, effects)]  # the last attempt is the one stored
             return Write(game, (game, effects), stats=effects.stats, output=owed[0])
 
-        game, effects = await self.storage.update_table(chat_id, step)
+        game, effects = await self.storage.update_table(place, step)
         if self._crash_after:
             self._crash_point(effects.ended)
         metrics.move_applied(getattr(operation, "__name__", "operation"))
@@ -169,13 +170,13 @@ class Games:
         }
         fields.update({f"owe:hand:{user}": owed.rev for user in unchanged})
         if fields:
-            await self.storage.settle_output(game.chat_id, fields)
+            await self.storage.settle_output(game.place, fields)
         due = flow.next_due(game)
         if due is not None and game.phase == "playing":
-            await self.scheduler.schedule(game.chat_id, due)
+            await self.scheduler.schedule(game.place, due)
         self.box.refresh(game, effects.notify, effects.calm, skip=unchanged, owed=True)
         for note_id in owed.note_ids:
-            self.box.send_note(game.chat_id, note_id, self.render_note)
+            self.box.send_note(game.place, note_id, self.render_note)
 
     async def _unchanged_hands(self, game: ChatGame, in_app: set[int]) -> set[int]:
         """Players in the Mini App whose hand message, as this process knows, already
@@ -188,44 +189,44 @@ class Games:
             if info.user_id in in_app and info.hand_message_id is not None:
                 content = await self.render_hand(game, seat, in_app=True)
                 if await self.box.shows_hand(
-                    game.chat_id, info.user_id, info.hand_message_id, content
+                    game.place, info.user_id, info.hand_message_id, content
                 ):
                     unchanged.add(info.user_id)
         return unchanged
 
-    async def follows_in_app(self, chat_id: int, user_id: int) -> bool:
-        """The user has the Mini App open on this chat's game (it shows every turn live)."""
+    async def follows_in_app(self, place: Place, user_id: int) -> bool:
+        """The user has the Mini App open on this place's game (it shows every turn live)."""
         buttons = self.app_buttons
-        return buttons is not None and await buttons.presence.in_app(chat_id, user_id)
+        return buttons is not None and await buttons.presence.in_app(place, user_id)
 
     async def sweep_output(self, now: float) -> None:
         """Keep the output this worker is sending leased, and take over what a dead one
         left (see ``Storage.claim_owed_output``)."""
-        await self.storage.renew_output_leases(now, self.box.owing_chats())
-        for chat_id, owed in await self.storage.claim_owed_output(now):
-            log.info("chat %s: sending the output another worker left (rev %d)", chat_id, owed.rev)
-            self.box.deliver(chat_id, owed, self.render_note)
+        await self.storage.renew_output_leases(now, self.box.owing_places())
+        for place, owed in await self.storage.claim_owed_output(now):
+            log.info("chat %s: sending the output another worker left (rev %d)", place, owed.rev)
+            self.box.deliver(place, owed, self.render_note)
 
     # --- hand modes -------------------------------------------------------------------------
 
     def set_mode(
-        self, chat_id: int, user_id: int, game_id: str, step: int, mode: HandMode | None
+        self, place: Place, user_id: int, game_id: str, step: int, mode: HandMode | None
     ) -> None:
         """Show ``user_id``'s hand in ``mode`` (None: the normal keyboard)."""
         if mode is None:
-            self.screens.modes.clear(chat_id, user_id)
+            self.screens.modes.clear(place, user_id)
         else:
-            self.screens.modes.set(chat_id, user_id, game_id, step, mode)
-        self.box.refresh_hand(chat_id, user_id)
+            self.screens.modes.set(place, user_id, game_id, step, mode)
+        self.box.refresh_hand(place, user_id)
 
-    def clear_mode(self, chat_id: int, user_id: int) -> None:
-        self.screens.modes.clear(chat_id, user_id)
+    def clear_mode(self, place: Place, user_id: int) -> None:
+        self.screens.modes.clear(place, user_id)
 
     # --- timers and computer seats ----------------------------------------------------------
 
-    async def timer_fired(self, chat_id: int) -> None:
+    async def timer_fired(self, place: Place) -> None:
         # Looked at, not changed (``run`` reads its own copy): the shared parse will do.
-        game = await self.storage.peek_table(chat_id)
+        game = await self.storage.peek_table(place)
         if game is None or game.phase != "playing":
             return
         now = self.clock()
@@ -236,29 +237,29 @@ class Games:
                 seat, view = turn
                 level = game.seats[seat].ai or "normal"
                 action = await self.ai.choose(level, ai_seed(game.game_id, view.step, seat), view)
-                await self.run(chat_id, flow.ai_move, game.game_id, seat, view.step, action)
+                await self.run(place, flow.ai_move, game.game_id, seat, view.step, action)
             elif game.turn_deadline is not None and game.turn_deadline <= now:
-                await self.run(chat_id, flow.on_timeout)
+                await self.run(place, flow.on_timeout)
             elif game.reminder_due is not None and game.reminder_due <= now:
-                await self.run(chat_id, flow.remind)
-        await self.ensure_timer(chat_id)
+                await self.run(place, flow.remind)
+        await self.ensure_timer(place)
 
-    async def ensure_timer(self, chat_id: int) -> None:
-        game = await self.storage.peek_table(chat_id)
+    async def ensure_timer(self, place: Place) -> None:
+        game = await self.storage.peek_table(place)
         if game is not None and game.phase == "playing":
             due = flow.next_due(game)
             if due is not None:
-                await self.scheduler.schedule(chat_id, due)
+                await self.scheduler.schedule(place, due)
 
     async def resume(self) -> None:
         """After a start: every running game gets its timer and a fresh look."""
-        for chat_id in await self.storage.running_chats():
-            game = await self.storage.load_table(chat_id)
+        for place in await self.storage.running_places():
+            game = await self.storage.load_table(place)
             if game is None or game.phase != "playing":
                 continue
             due = flow.next_due(game)
             if due is not None:
-                await self.scheduler.schedule(chat_id, due)
+                await self.scheduler.schedule(place, due)
             self.box.refresh(game)
 
     async def unreachable(self, game: ChatGame) -> set[int]:

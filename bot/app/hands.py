@@ -14,6 +14,7 @@ from bot.domain import flow
 from bot.domain.callbacks import HandButton
 from bot.domain.flow import FlowError
 from bot.domain.hand_modes import HandMode
+from bot.domain.place import Place
 from engine import Action, Beat, legal_actions
 from locales import Translator
 
@@ -21,10 +22,10 @@ TapperLanguage = Callable[[], Awaitable[Translator]]
 """The tapper's own language, asked for only when a toast must name something."""
 
 
-async def moved_on(games: Games, chat_id: int, user_id: int, language: TapperLanguage) -> FlowError:
+async def moved_on(games: Games, place: Place, user_id: int, language: TapperLanguage) -> FlowError:
     """A tap that no longer fits: say what changed, and show the fresh keyboard."""
-    games.box.refresh_hand(chat_id, user_id)
-    game = await games.storage.load_table(chat_id)
+    games.box.refresh_hand(place, user_id)
+    game = await games.storage.load_table(place)
     tr = await language()
     seat = game.seat_of(user_id) if game is not None else None
     key, change = render.moved_on_toast(game, tr, seat)
@@ -35,39 +36,39 @@ async def move(
     games: Games, button: HandButton, action: Action, user_id: int, language: TapperLanguage
 ) -> Committed:
     """Store the move (shown later: ``Games.show``, after the tap is answered)."""
-    chat_id = button.chat_id
-    games.clear_mode(chat_id, user_id)
+    place = button.place
+    games.clear_mode(place, user_id)
     try:
-        return await games.commit(chat_id, flow.play, button.game_id, user_id, button.step, action)
+        return await games.commit(place, flow.play, button.game_id, user_id, button.step, action)
     except FlowError as err:
         if err.key != "toast.moved_on":
             raise
-        raise await moved_on(games, chat_id, user_id, language) from None
+        raise await moved_on(games, place, user_id, language) from None
 
 
 async def leave_game(games: Games, button: HandButton, user_id: int) -> None:
-    games.clear_mode(button.chat_id, user_id)
-    await games.run(button.chat_id, flow.leave_game, button.game_id, user_id)
+    games.clear_mode(button.place, user_id)
+    await games.run(button.place, flow.leave_game, button.game_id, user_id)
 
 
 async def take_back(games: Games, button: HandButton, user_id: int) -> None:
     # Checked by game, not by step: the computer keeps moving the seat meanwhile.
-    await games.run(button.chat_id, flow.take_back_seat, button.game_id, user_id)
+    await games.run(button.place, flow.take_back_seat, button.game_id, user_id)
 
 
 async def play_here(games: Games, button: HandButton, user_id: int) -> None:
     """The Mini App's collapsed hand: the keyboard again."""
     if games.app_buttons is not None:
-        await games.app_buttons.back_in_chat(user_id, button.chat_id)
-    games.box.refresh_hand(button.chat_id, user_id)
+        await games.app_buttons.back_in_chat(user_id, button.place)
+    games.box.refresh_hand(button.place, user_id)
 
 
 async def show_mode(
     games: Games, button: HandButton, user_id: int, language: TapperLanguage
 ) -> None:
     """Pick a beat target, confirm Leave, or go back to the normal keyboard."""
-    chat_id, game_id, step = button.chat_id, button.game_id, button.step
-    game = await games.storage.load_table(chat_id)
+    place, game_id, step = button.place, button.game_id, button.step
+    game = await games.storage.load_table(place)
     if game is None or game.game_id != game_id or game.phase != "playing":
         raise FlowError("toast.stale")
     seat = game.seat_of(user_id)
@@ -83,10 +84,10 @@ async def show_mode(
         card = button.card
         if not any(isinstance(a, Beat) and a.card == card for a in legal_actions(state, seat)):
             if step < state.step:
-                raise await moved_on(games, chat_id, user_id, language)
+                raise await moved_on(games, place, user_id, language)
             raise FlowError("toast.illegal")
         assert card is not None
         mode = ("pick", int(card))
     elif button.op == "leave":
         mode = ("leave", 0)
-    games.set_mode(chat_id, user_id, game_id, state.step, mode)
+    games.set_mode(place, user_id, game_id, state.step, mode)

@@ -15,6 +15,7 @@ import asyncio
 
 from redis.exceptions import RedisError
 
+from bot.domain.place import Place
 from bot.domain.records import ChatGame
 from bot.render import Rendered
 from bot.store.storage import Storage
@@ -65,10 +66,12 @@ class Languages:
         await self.storage.save_user(user_id, record)
         return confirmation(lang)
 
-    async def choose_for_group(self, chat_id: int, lang: str) -> tuple[ChatGame | None, Rendered]:
-        """/language in a group (its admins only: the caller checks). Also the group's
-        game as it was read before the change: its messages must be shown again."""
-        game = await self.storage.load_table(chat_id)
+    async def choose_for_group(self, place: Place, lang: str) -> tuple[ChatGame | None, Rendered]:
+        """/language in a group (its admins only: the caller checks), asked at ``place``.
+        The language is the group's (every place of it); also the place's game as it was
+        read before the change: its messages must be shown again."""
+        game = await self.storage.load_table(place)
+        chat_id = place.chat_id
         settings = await self.storage.chat_settings(chat_id)
         settings.lang = lang
         await self.storage.save_chat_settings(chat_id, settings)

@@ -10,14 +10,16 @@ from bot.app import deals, ids
 from bot.app.games import Games
 from bot.domain import flow
 from bot.domain.flow import Person
+from bot.domain.place import Place
 from bot.domain.records import AI_LEVELS, AiLevel, ChatGame, LobbyScreen
 
 
-async def open_lobby(games: Games, chat_id: int, title: str, creator: Person) -> None:
-    """/newgame: a lobby, with "how to play" the first time in this group."""
+async def open_lobby(games: Games, place: Place, title: str, creator: Person) -> None:
+    """/newgame: a lobby at ``place``, with "how to play" the first time in this group."""
+    chat_id = place.chat_id  # the group's settings: whichever of its places
     settings = await games.storage.chat_settings(chat_id)
     first_time = not settings.how_to_shown
-    await games.run(chat_id, flow.new_lobby, chat_id, title, creator, ids.new_game_id(), first_time)
+    await games.run(place, flow.new_lobby, place, title, creator, ids.new_game_id(), first_time)
     if first_time:
         # Read again: a change made meanwhile (a /language) must not be undone.
         shown = (await games.storage.chat_settings(chat_id)).model_copy(
@@ -26,15 +28,15 @@ async def open_lobby(games: Games, chat_id: int, title: str, creator: Person) ->
         await games.storage.save_chat_settings(chat_id, shown)
 
 
-async def join(games: Games, chat_id: int, game_id: str, player: Person) -> bool:
+async def join(games: Games, place: Place, game_id: str, player: Person) -> bool:
     """Seat ``player``; whether the bot can write to them in private (else they must
     open that chat first)."""
-    await games.run(chat_id, flow.join, game_id, player)
+    await games.run(place, flow.join, game_id, player)
     return (await games.storage.user(player.user_id)).dm_open
 
 
-async def leave(games: Games, chat_id: int, game_id: str, user_id: int) -> None:
-    await games.run(chat_id, flow.leave_lobby, game_id, user_id)
+async def leave(games: Games, place: Place, game_id: str, user_id: int) -> None:
+    await games.run(place, flow.leave_lobby, game_id, user_id)
 
 
 def ai_level(op: str) -> AiLevel:
@@ -42,61 +44,61 @@ def ai_level(op: str) -> AiLevel:
     return next(level for level in AI_LEVELS if op == f"ai_{level}")
 
 
-async def add_ai(games: Games, chat_id: int, game_id: str, by: int, level: AiLevel) -> None:
+async def add_ai(games: Games, place: Place, game_id: str, by: int, level: AiLevel) -> None:
     """A computer seat, named in the group's language."""
-    tr = await games.languages.group(chat_id)
+    tr = await games.languages.group(place.chat_id)
     name = str(tr.t(f"seat.ai_{level}"))
-    await games.run(chat_id, flow.add_ai, game_id, by, level, name)
+    await games.run(place, flow.add_ai, game_id, by, level, name)
 
 
-async def remove_ai(games: Games, chat_id: int, game_id: str, by: int) -> None:
-    await games.run(chat_id, flow.remove_ai, game_id, by)
+async def remove_ai(games: Games, place: Place, game_id: str, by: int) -> None:
+    await games.run(place, flow.remove_ai, game_id, by)
 
 
 async def change_option(
-    games: Games, chat_id: int, game_id: str, by: int, op: str, choice: int | None = None
+    games: Games, place: Place, game_id: str, by: int, op: str, choice: int | None = None
 ) -> ChatGame:
     """Set option ``op`` to its value number ``choice``, or (a button from before the
     options screen) move it to its next value; the lobby as it now is."""
     if choice is None:
-        return await games.run(chat_id, flow.change_option, game_id, by, op)
-    return await games.run(chat_id, flow.choose_option, game_id, by, op, choice)
+        return await games.run(place, flow.change_option, game_id, by, op)
+    return await games.run(place, flow.choose_option, game_id, by, op, choice)
 
 
 async def show_screen(
-    games: Games, chat_id: int, game_id: str, by: int, screen: LobbyScreen
+    games: Games, place: Place, game_id: str, by: int, screen: LobbyScreen
 ) -> ChatGame:
     """Switch the lobby's keyboard (options, "cancel it?", or back to its buttons)."""
-    return await games.run(chat_id, flow.show_screen, game_id, by, screen)
+    return await games.run(place, flow.show_screen, game_id, by, screen)
 
 
-async def cancel(games: Games, chat_id: int, game_id: str, by: int) -> None:
-    await games.run(chat_id, flow.cancel, game_id, by)
+async def cancel(games: Games, place: Place, game_id: str, by: int) -> None:
+    await games.run(place, flow.cancel, game_id, by)
 
 
-async def unreachable_in(games: Games, chat_id: int) -> set[int]:
-    """Who in the chat's game the bot cannot write to in private."""
-    game = await games.storage.load_table(chat_id)
+async def unreachable_in(games: Games, place: Place) -> set[int]:
+    """Who in the place's game the bot cannot write to in private."""
+    game = await games.storage.load_table(place)
     return await games.unreachable(game) if game is not None else set()
 
 
-async def start(games: Games, chat_id: int, game_id: str, by: int) -> None:
-    unreachable = await unreachable_in(games, chat_id)
+async def start(games: Games, place: Place, game_id: str, by: int) -> None:
+    unreachable = await unreachable_in(games, place)
     # A fresh secret deal for the lobby's deck (``bot.app.deals``).
-    deal = deals.deal_for(await games.storage.load_table(chat_id))
-    await games.run(chat_id, flow.start, game_id, by, unreachable, deal)
+    deal = deals.deal_for(await games.storage.load_table(place))
+    await games.run(place, flow.start, game_id, by, unreachable, deal)
 
 
-async def drop_unreachable(games: Games, chat_id: int, game_id: str, by: int) -> None:
-    unreachable = await unreachable_in(games, chat_id)
-    await games.run(chat_id, flow.drop_unreachable, game_id, by, unreachable)
+async def drop_unreachable(games: Games, place: Place, game_id: str, by: int) -> None:
+    unreachable = await unreachable_in(games, place)
+    await games.run(place, flow.drop_unreachable, game_id, by, unreachable)
 
 
-async def next_game(games: Games, chat_id: int, game_id: str) -> None:
+async def next_game(games: Games, place: Place, game_id: str) -> None:
     """The next game of the series (or a new one) in a new lobby."""
-    await games.run(chat_id, flow.next_game, game_id, ids.new_game_id())
+    await games.run(place, flow.next_game, game_id, ids.new_game_id())
 
 
-async def fresh_lobby(games: Games, chat_id: int, game_id: str, opener: Person) -> None:
+async def fresh_lobby(games: Games, place: Place, game_id: str, opener: Person) -> None:
     """An empty lobby with the finished game's rules, opened by ``opener``."""
-    await games.run(chat_id, flow.fresh_lobby, game_id, opener, ids.new_game_id())
+    await games.run(place, flow.fresh_lobby, game_id, opener, ids.new_game_id())

@@ -8,6 +8,7 @@ import logging
 from telegram.error import TelegramError
 
 from bot.app.games import Games
+from bot.domain.place import Place
 from bot.render import Rendered
 
 log = logging.getLogger(__name__)
@@ -19,20 +20,21 @@ async def retire_keyboard(games: Games, chat_id: int, message_id: int) -> None:
         await games.box.bot.edit_message_reply_markup(chat_id, message_id, reply_markup=None)
 
 
-async def announce_lost(games: Games, chat_id: int, game_id: str) -> None:
-    """Tell the group once (across processes) and take the buttons off its table."""
-    if not await games.storage.claim_lost_notice(chat_id, game_id):
+async def announce_lost(games: Games, place: Place, game_id: str) -> None:
+    """Tell the group once (across processes), in the game's place, and take the buttons
+    off its table."""
+    if not await games.storage.claim_lost_notice(place, game_id):
         return
-    log.warning("the game %s of chat %s is missing from Redis", game_id, chat_id)
-    live = games.box.live_tables.pop(chat_id, None)
+    log.warning("the game %s of chat %s is missing from Redis", game_id, place)
+    live = games.box.live_tables.pop(place, None)
     if live is not None and live[0] == game_id:
-        await retire_keyboard(games, chat_id, live[1])
-    tr = await games.languages.group(chat_id)
-    games.box.say(chat_id, Rendered(tr.t("group.game_lost")))
+        await retire_keyboard(games, place.chat_id, live[1])
+    tr = await games.languages.group(place.chat_id)
+    games.box.say(place, Rendered(tr.t("group.game_lost")))
 
 
 async def check_live_tables(games: Games) -> None:
     """After Redis came back: every table this process shows must still exist."""
-    for chat_id, (game_id, _message_id) in list(games.box.live_tables.items()):
-        if await games.storage.load_table(chat_id) is None:
-            await announce_lost(games, chat_id, game_id)
+    for place, (game_id, _message_id) in list(games.box.live_tables.items()):
+        if await games.storage.load_table(place) is None:
+            await announce_lost(games, place, game_id)

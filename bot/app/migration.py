@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 
 from bot.app.games import Games
+from bot.store.migration import places_of
 
 log = logging.getLogger(__name__)
 
@@ -17,9 +18,11 @@ log = logging.getLogger(__name__)
 async def follow_migration(games: Games, old: int, new: int) -> None:
     """Move the records (atomically, once) and show the game in the new chat."""
     moved = await games.storage.migrate_chat(old, new)
-    game = moved or await games.storage.load_table(new)
     if moved is not None:
         log.info("moved the game of chat %s to %s", old, new)
-    if game is not None and game.chat_id == new:
-        await games.ensure_timer(new)
-        games.box.refresh(game)
+    # Each place of the group moved to the same topic in the new chat.
+    for place in places_of(new):
+        game = moved if moved is not None else await games.storage.load_table(place)
+        if game is not None and game.place == place:
+            await games.ensure_timer(place)
+            games.box.refresh(game)

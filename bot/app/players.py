@@ -21,8 +21,8 @@ async def dm_open(storage: Storage, user_id: int) -> bool:
 
 async def current_game(storage: Storage, user_id: int) -> ChatGame | None:
     """The running game ``user_id`` plays in, if any (a rare command: a scan is fine)."""
-    for chat_id in await storage.running_chats():
-        game = await storage.load_table(chat_id)
+    for place in await storage.running_places():
+        game = await storage.load_table(place)
         if game is not None and game.phase == "playing" and game.seat_of(user_id) is not None:
             return game
     return None

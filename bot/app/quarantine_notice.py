@@ -9,24 +9,36 @@ from redis.exceptions import RedisError
 
 from bot.app.games import Games
 from bot.app.lost import announce_lost
+from bot.domain.place import Place
 
 log = logging.getLogger(__name__)
 
 
-def install_quarantine_notice(games: Games) -> None:
-    """The storage calls back synchronously; the notice (once per game, across workers,
-    through ``announce_lost``) is sent from a task so the reader is not held up."""
-    tasks: set[asyncio.Task[None]] = set()
+class QuarantineNotice:
+    """The storage's ``on_quarantine``: made before the storage (which is given it), and
+    bound by its owner to the games once they exist (``bind``). The storage calls back
+    synchronously; the notice (once per game, across workers, through ``announce_lost``)
+    is sent from a task so the reader is not held up."""
 
-    async def notify(chat_id: int, game_id: str) -> None:
+    def __init__(self) -> None:
+        self._games: Games | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def bind(self, games: Games) -> None:
+        """From now on the group is told (before, a quarantine is only logged)."""
+        self._games = games
+
+    def __call__(self, place: Place, game_id: str) -> None:
+        games = self._games
+        if games is None:
+            log.warning("chat %s: an unreadable game before the bot started", place)
+            return
+        task = asyncio.get_running_loop().create_task(self._notify(games, place, game_id))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _notify(self, games: Games, place: Place, game_id: str) -> None:
         try:
-            await announce_lost(games, chat_id, game_id)
+            await announce_lost(games, place, game_id)
         except RedisError as err:  # the record is safe in quarantine; only the notice waits
-            log.warning("chat %s: could not announce the unreadable game: %s", chat_id, err)
-
-    def on_quarantine(chat_id: int, game_id: str) -> None:
-        task = asyncio.get_running_loop().create_task(notify(chat_id, game_id))
-        tasks.add(task)
-        task.add_done_callback(tasks.discard)
-
-    games.storage.on_quarantine = on_quarantine
+            log.warning("chat %s: could not announce the unreadable game: %s", place, err)

@@ -55,8 +55,8 @@ class Ratings:
         if game.phase != "finished" or user_id is None:
             return None
         try:
-            await self.storage.settle_game_stats(game.chat_id, game.game_id)
-            line = (await self.storage.rating_lines(game.chat_id, game.game_id)).get(user_id)
+            await self.storage.settle_game_stats(game.place, game.game_id)
+            line = (await self.storage.rating_lines(game.place, game.game_id)).get(user_id)
         except RedisError:
             # The result itself still shows; the settling sweep rates the game later.
             log.warning("chat %s: no rating line for game %s", game.chat_id, game.game_id)

@@ -104,14 +104,14 @@ class ReviewWorker:
         except Exception:
             log.exception("review worker: the review %s failed", held.job.job_id)
             tr = await self.reviews.language(held.job)
-            await self.reviews.deliver(held.job, render.failed(tr, str(held.job.chat_id)))
+            await self.reviews.deliver(held.job, render.failed(tr, str(held.job.place.chat_id)))
             await self.store.finish(held)
 
     async def work(self, held: Lease) -> None:
         """Review the job's game (unless its result is stored), deliver it, finish."""
         job = held.job
-        result = await self.store.result(job.chat_id, job.game_id, job.user_id)
-        subject = await self.reviews.subject(job.chat_id, job.game_id)
+        result = await self.store.result(job.place, job.game_id, job.user_id)
+        subject = await self.reviews.subject(job.place, job.game_id)
         seat = subject.seat_of(job.user_id) if subject is not None else None
         if result is None and subject is not None and seat is not None:
             judged = await self._judge(held, subject, seat)
@@ -124,7 +124,9 @@ class ReviewWorker:
             content = await self.reviews.result_message(job, result)
         else:
             tr = await self.reviews.language(job)
-            content = render.failed(tr, subject.title if subject is not None else str(job.chat_id))
+            content = render.failed(
+                tr, subject.title if subject is not None else str(job.place.chat_id)
+            )
         await self.reviews.deliver(job, content)
         await self.store.finish(held)
 

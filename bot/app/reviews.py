@@ -18,6 +18,7 @@ from telegram import Message
 
 from bot.app.games import Games
 from bot.domain.flow import Effects
+from bot.domain.place import Place, private_chat
 from bot.domain.records import ChatGame
 from bot.domain.review import ReviewResult, ReviewSubject, review_subject
 from bot.output.app_buttons import app_url
@@ -35,7 +36,7 @@ result) before the result goes out as a new message instead."""
 
 def moments_url(base_url: str, job: ReviewJob) -> str:
     """The Mini App page of the review's moments."""
-    return f"{app_url(base_url, job.game_id)}&review={job.chat_id}"
+    return f"{app_url(base_url, job.game_id)}&review={job.place.text}"
 
 
 class Reviews:
@@ -62,13 +63,13 @@ class Reviews:
             if subject is not None:
                 await self.store.keep_subject(subject)
 
-    async def subject(self, chat_id: int, game_id: str) -> ReviewSubject | None:
+    async def subject(self, place: Place, game_id: str) -> ReviewSubject | None:
         """The finished game: kept at its end, or (its end's keeping lost with a worker)
         still the chat's record."""
-        kept = await self.store.subject(chat_id, game_id)
+        kept = await self.store.subject(place, game_id)
         if kept is not None:
             return kept
-        table = await self.games.storage.peek_table(chat_id)
+        table = await self.games.storage.peek_table(place)
         if table is None or table.game_id != game_id:
             return None
         subject = review_subject(table)
@@ -79,17 +80,17 @@ class Reviews:
     # --- asking ---------------------------------------------------------------------
 
     async def request(
-        self, chat_id: int, game_id: str, user_id: int, tr: Translator, *, resend: bool = True
+        self, place: Place, game_id: str, user_id: int, tr: Translator, *, resend: bool = True
     ) -> str | None:
         """A tap on 🔍 Review: the toast's key (None: the progress message answers).
         ``resend``: a review done before is sent again (the Mini App shows it itself)."""
-        job = ReviewJob(chat_id, game_id, user_id, tr.lang)
-        done = await self.store.result(chat_id, game_id, user_id)
+        job = ReviewJob(place, game_id, user_id, tr.lang)
+        done = await self.store.result(place, game_id, user_id)
         if done is not None:
             if resend:
-                self.games.box.say(user_id, await self.result_message(job, done))
+                self.games.box.tell(user_id, await self.result_message(job, done))
             return "review.again"
-        subject = await self.subject(chat_id, game_id)
+        subject = await self.subject(place, game_id)
         if subject is None:
             return "review.gone"
         if subject.seat_of(user_id) is None:
@@ -105,7 +106,7 @@ class Reviews:
         async def sent(message: Message) -> None:
             await self._progress_sent(job, message.message_id)
 
-        self.games.box.say(user_id, first, on_sent=sent)
+        self.games.box.say(private_chat(user_id), first, on_sent=sent)
         return None
 
     async def _progress_sent(self, job: ReviewJob, message_id: int) -> None:
@@ -114,7 +115,7 @@ class Reviews:
         if not await self.store.claim_message(job, message_id):
             await self.games.box.retire(job.user_id, message_id)
             return
-        result = await self.store.result(job.chat_id, job.game_id, job.user_id)
+        result = await self.store.result(job.place, job.game_id, job.user_id)
         if result is not None:
             content = await self.result_message(job, result)
             self.games.box.edit(job.user_id, message_id, content, send_if_gone=True)
@@ -126,8 +127,8 @@ class Reviews:
 
     async def result_message(self, job: ReviewJob, result: ReviewResult) -> Rendered:
         tr = await self.language(job)
-        subject = await self.store.subject(job.chat_id, job.game_id)
-        group = _group(subject) if subject is not None else str(job.chat_id)
+        subject = await self.store.subject(job.place, job.game_id)
+        group = _group(subject) if subject is not None else str(job.place.chat_id)
         buttons = self.games.app_buttons
         url = moments_url(buttons.base_url, job) if buttons is not None else None
         return render.result_message(result, tr, group, url)
@@ -146,7 +147,7 @@ class Reviews:
         message, whichever worker delivers it and however often."""
         message_id = await self._progress_message(job, wait)
         if message_id is None and await self.store.claim_message(job, NEW_MESSAGE):
-            self.games.box.say(job.user_id, content)
+            self.games.box.tell(job.user_id, content)
             return
         message_id = message_id or await self.store.message_of(job)
         if message_id is not None:
@@ -163,4 +164,4 @@ class Reviews:
 
 
 def _group(subject: ReviewSubject) -> str:
-    return subject.title or str(subject.chat_id)
+    return subject.title or str(subject.place.chat_id)

@@ -6,6 +6,7 @@ from bot import render
 from bot.app.games import Games
 from bot.app.players import current_game
 from bot.domain import flow
+from bot.domain.place import Place
 from bot.domain.records import ChatGame
 from bot.render import Rendered
 from engine import Rules
@@ -14,12 +15,13 @@ from locales.rules_text import Section
 
 
 async def game_for_rules(
-    games: Games, chat_id: int, *, private: bool, user_id: int
+    games: Games, place: Place, *, private: bool, user_id: int
 ) -> ChatGame | None:
-    """In a group, its lobby or game; in private, the reader's current game (if any)."""
+    """In a group, the lobby or game of ``place``; in private, the reader's current game
+    (if any)."""
     if private:
         return await current_game(games.storage, user_id)
-    return await games.storage.load_table(chat_id)
+    return await games.storage.load_table(place)
 
 
 def brief(games: Games, game: ChatGame | None, tr: Translator) -> Rendered:
@@ -27,9 +29,9 @@ def brief(games: Games, game: ChatGame | None, tr: Translator) -> Rendered:
     return render.rules_message(game, games.timing, tr)
 
 
-async def full(games: Games, chat_id: int, section: Section | None, lang: str) -> list[str]:
-    """The full rules of the game in ``chat_id`` (0: the default options), or a section."""
-    game = await games.storage.load_table(chat_id) if chat_id else None
+async def full(games: Games, place: Place | None, section: Section | None, lang: str) -> list[str]:
+    """The full rules of the game at ``place`` (None: the default options), or a section."""
+    game = await games.storage.load_table(place) if place is not None else None
     rules = game.rules if game is not None else Rules()
     pace = render.table_pace(game, games.timing)
     return rules_text(

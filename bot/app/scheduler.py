@@ -1,6 +1,6 @@
 """Turn timers and computer moves, driven by a Redis sorted set.
 
-Each running game has one entry: chat id → the time something is due (a computer
+Each running game has one entry: its place → the time something is due (a computer
 move or a turn deadline). Any process may claim a due entry; a compare-and-set lease
 decides the one winner. Every ``max_sleep`` seconds the loop reads every shard for the
 timers due before its next read, and keeps them (and the ones this process sets) in a
@@ -23,7 +23,9 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
-from bot.store.storage import Storage, shard_of, timers_key
+from bot.domain.place import Place
+from bot.store.keys import place_shard, timers_key
+from bot.store.storage import Storage
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +34,7 @@ class Scheduler:
     def __init__(
         self,
         storage: Storage,
-        fire: Callable[[int], Awaitable[None]],
+        fire: Callable[[Place], Awaitable[None]],
         *,
         sweep: Callable[[float], Awaitable[None]] | None = None,
         clock: Callable[[], float] = time.time,
@@ -47,34 +49,34 @@ class Scheduler:
         """When the sleeping loop wakes next (0: it is not sleeping): a timer due later
         needs no wake-up, which spares a tick per move."""
         self._ticking = False
-        self._upcoming: list[tuple[float, int, str]] = []
-        """Timers due before the next read (due, chat id, key), from that read or set here."""
+        self._upcoming: list[tuple[float, Place, str]] = []
+        """Timers due before the next read (due, place, key), from that read or set here."""
         self._next_read = 0.0
         self._task: asyncio.Task[None] | None = None
         self._running: set[asyncio.Task[None]] = set()
         self._stopping = False
-        self.unsaved: dict[int, float] = {}
-        """Timers Redis did not take yet: chat id -> due time."""
+        self.unsaved: dict[Place, float] = {}
+        """Timers Redis did not take yet: place -> due time."""
         self.sweep = sweep
         """Run every read: keeps this worker's output leases and takes over a dead one's."""
 
-    async def schedule(self, chat_id: int, due: float) -> None:
-        """Set the chat's timer; never raises: a failed write is kept and retried."""
+    async def schedule(self, place: Place, due: float) -> None:
+        """Set the game's timer; never raises: a failed write is kept and retried."""
         try:
-            await self.storage.set_timer(chat_id, due)
+            await self.storage.set_timer(place, due)
         except Exception as err:
-            log.warning("could not set the timer of chat %s (%s); keeping it", chat_id, err)
-            self.unsaved[chat_id] = min(due, self.unsaved.get(chat_id, due))
+            log.warning("could not set the timer of chat %s (%s); keeping it", place, err)
+            self.unsaved[place] = min(due, self.unsaved.get(place, due))
         if due <= self._next_read:  # later ones the next read finds
-            heapq.heappush(self._upcoming, (due, chat_id, timers_key(shard_of(chat_id))))
+            heapq.heappush(self._upcoming, (due, place, timers_key(place_shard(place))))
             if due < self._wake_at or self._ticking:
                 self._wake.set()
 
     async def _flush_unsaved(self) -> None:
-        for chat_id, due in list(self.unsaved.items()):
-            await self.storage.set_timer(chat_id, due)  # raises while Redis is away
-            if self.unsaved.get(chat_id) == due:
-                del self.unsaved[chat_id]
+        for place, due in list(self.unsaved.items()):
+            await self.storage.set_timer(place, due)  # raises while Redis is away
+            if self.unsaved.get(place) == due:
+                del self.unsaved[place]
 
     def wake(self) -> None:
         """Read the timers now (e.g. after the clock jumped)."""
@@ -149,21 +151,21 @@ class Scheduler:
     async def _claim_due(self) -> None:
         """Claim and fire every known timer that is due (a stale entry's claim fails)."""
         now = self.clock()
-        claimed: set[int] = set()
+        claimed: set[Place] = set()
         while self._upcoming and self._upcoming[0][0] <= now:
-            _, chat_id, key = heapq.heappop(self._upcoming)
-            if chat_id in claimed or not await self.storage.claim_timer(chat_id, key, now):
+            _, place, key = heapq.heappop(self._upcoming)
+            if place in claimed or not await self.storage.claim_timer(place, key, now):
                 continue
-            claimed.add(chat_id)
-            task = asyncio.create_task(self._fire(chat_id))
+            claimed.add(place)
+            task = asyncio.create_task(self._fire(place))
             self._running.add(task)
             task.add_done_callback(self._running.discard)
 
-    async def _fire(self, chat_id: int) -> None:
+    async def _fire(self, place: Place) -> None:
         try:
-            await self.fire(chat_id)
+            await self.fire(place)
         except Exception:
-            log.exception("timer of chat %s failed; retrying shortly", chat_id)
-            await self.schedule(chat_id, self.clock() + 1.0)
+            log.exception("timer of chat %s failed; retrying shortly", place)
+            await self.schedule(place, self.clock() + 1.0)
         finally:
-            await self.storage.release_timer(chat_id)  # the lease ends: done or rescheduled
+            await self.storage.release_timer(place)  # the lease ends: done or rescheduled

@@ -12,6 +12,7 @@ from bot import render
 from bot.app.language import Languages
 from bot.app.ratings import Ratings
 from bot.domain.hand_modes import HandModes
+from bot.domain.place import Place
 from bot.domain.records import ChatGame
 from bot.output.app_buttons import AppButtons
 from bot.render import Rendered
@@ -60,7 +61,7 @@ class Screens:
 
     async def group(self, game: ChatGame) -> Rendered:
         """The group's message of ``game``: its lobby, its table or "cancelled"."""
-        tr = await self.languages.group(game.chat_id)
+        tr = await self.languages.group(game.place.chat_id)
         bot_username = self.name.username
         if game.phase == "lobby":
             unseen = await unreachable(self.storage, game)
@@ -102,13 +103,13 @@ class Screens:
         rating = await self.ratings.game_line(game, game.seats[seat].user_id)
         return render.finished_hand(game, seat, tr, rating, self.ratings.min_games)
 
-    async def note(self, chat_id: int, note: dict[str, Any]) -> Rendered | None:
+    async def note(self, place: Place, note: dict[str, Any]) -> Rendered | None:
         """A one-off group message a change owes (an announcement, the results)."""
-        tr = await self.languages.group(chat_id)
+        tr = await self.languages.group(place.chat_id)
         if note.get("kind") == "announce":
             return Rendered(tr.t(str(note["key"]), **note.get("kwargs", {})))
         if note.get("kind") == "results":
-            game = await self.storage.load_table(chat_id)
+            game = await self.storage.load_table(place)
             # A game the group has moved on from (a rematch started) is not announced late.
             if game is not None and game.game_id == note.get("game_id"):
                 return render.results_message(game, tr)

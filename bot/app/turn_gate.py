@@ -14,6 +14,7 @@ import math
 
 from bot.app.games import Games
 from bot.domain import flow
+from bot.domain.place import Place
 from bot.domain.records import ChatGame
 from bot.store.storage import OwedOutput, hand_target
 from engine import must_act
@@ -37,17 +38,17 @@ class TurnGate:
         self.max_wait_turns = max_wait_turns
         self.postponed = 0
 
-    async def fire(self, chat_id: int) -> None:
+    async def fire(self, place: Place) -> None:
         """The scheduler's callback: postpone a due turn deadline, or run the timer."""
         # Only looked at: while hands are late this runs every few seconds per table.
-        table = await self.games.storage.peek_table(chat_id)
+        table = await self.games.storage.peek_table(place)
         if table is not None and table.phase == "playing":
             later = await self.postpone_until(table, self.games.clock())
             if later is not None:
                 self.postponed += 1
-                await self.games.scheduler.schedule(chat_id, later)
+                await self.games.scheduler.schedule(place, later)
                 return
-        await self.games.timer_fired(chat_id)
+        await self.games.timer_fired(place)
 
     async def postpone_until(self, table: ChatGame, now: float) -> float | None:
         deadline = table.turn_deadline
@@ -56,13 +57,13 @@ class TurnGate:
         timing = flow.table_timing(table, self.games.timing)
         timeout = timing.turn_timeout
         if now - (deadline - timeout) > self.max_wait_turns * timeout:
-            log.warning("chat %s: hands still not shown; the timer goes on", table.chat_id)
+            log.warning("chat %s: hands still not shown; the timer goes on", table.place)
             return None
         state = table.engine_state()
         window = table.wait_window or flow.wait_window(timing, must_act(state))
         # How soon a hand not yet on screen is looked at again (see below).
         look = max(self.poll, min(window / 2, self.max_poll))
-        shown = await self.games.storage.hands_shown(table.chat_id)
+        shown = await self.games.storage.hands_shown(table.place)
         owed: OwedOutput | None = None
         later: float | None = None
         for seat in flow.waiting(state):
@@ -73,7 +74,7 @@ class TurnGate:
                 continue  # blocked the bot: no hand can ever be shown
             hand = shown.get(info.user_id)
             if hand is None or hand.game_id != table.game_id or hand.step < state.step:
-                if await self.games.follows_in_app(table.chat_id, info.user_id):
+                if await self.games.follows_in_app(table.place, info.user_id):
                     continue  # the app shows the turn live; the collapsed hand stays as is
                 # Not on screen yet: look again within half a window (at most
                 # ``max_poll``). A hand that lands meanwhile still gets its whole window
@@ -84,10 +85,10 @@ class TurnGate:
                 # still owed is on some worker's way (or swept up after its lease): asking
                 # too would make two workers edit in the same content, the second in vain.
                 if owed is None:
-                    owed = await self.games.storage.owed_output(table.chat_id)
+                    owed = await self.games.storage.owed_output(table.place)
                 user = info.user_id
                 if hand_target(user) not in owed.targets and user not in owed.notify:
-                    self.games.box.refresh_hand(table.chat_id, user)
+                    self.games.box.refresh_hand(table.place, user)
                 later = min(later or math.inf, now + look)
             elif hand.at + window > now:
                 # Shown late (a busy bot, a slow network): the whole wait counts from

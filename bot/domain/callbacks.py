@@ -2,14 +2,18 @@
 
 Group buttons: ``g:<game>:<op>``; language picker: ``l:<lang>``; /top's boards:
 ``t:a`` (over all groups) or ``t:g`` (the chat's group); /rules buttons:
-``r:<chat>`` (all of them) or ``r:<chat>:<section letter>``; hand buttons in a
-private chat: ``h:<chat>:<game>:<step>:<op><cards>`` (the step the keyboard was made at;
-see ``without_steps``). A card is one character (its
-index into a 52-letter alphabet), so the data always fits Telegram's 64 bytes.
-Decoding is strict: anything not produced by ``encode_*`` raises ``CallbackError``.
+``r:<place>`` (all of them) or ``r:<place>:<section letter>``; hand buttons in a
+private chat: ``h:<place>:<game>:<step>:<op><cards>`` (the step the keyboard was made at;
+see ``without_steps``). ``<place>`` is the game's ``Place.text``: ``<chat>`` or
+``<chat>_<topic>``, so data made before places existed (a bare chat id) reads as the
+chat's place without a topic. A card is one character (its index into a 52-letter
+alphabet), so the data always fits Telegram's 64 bytes (the longest: a 20-digit chat id,
+a 12-digit topic, six cards). Decoding is strict: anything not produced by ``encode_*``
+raises ``CallbackError``.
 
 A lobby option's button on the options screen carries the number of the value it sets
 after its op (``g:<game>:d2``); without one (older keyboards) it moves to the next value.
+The lobby's deep link ``/start g<place>`` (``encode_group_link``) is read here too.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from dataclasses import dataclass
 from typing import Final, Literal, get_args
 
 from bot.domain.lobby_options import LOBBY_OPTIONS
+from bot.domain.place import PLACE_PATTERN, Place
 from engine import Action, Attack, Beat, Card, Pass, Swap, Take, Transfer
 from locales.rules_text import SECTIONS, Section
 
@@ -81,17 +86,20 @@ _OP_CODES: Final = {entry.op: code for code, entry in HAND_CODES.items() if entr
 _GROUP_RE: Final = re.compile(r"g:([a-z0-9]{6}):([A-Za-z])(\d)?")
 _OPTION_VALUES: Final = {option.op: len(option.values) for option in LOBBY_OPTIONS}
 _LANG_RE: Final = re.compile(r"l:([a-z]{2})")
-_RULES_RE: Final = re.compile(r"r:(-?\d{1,20})(?::([a-z]))?")
+_RULES_RE: Final = re.compile(rf"r:({PLACE_PATTERN})(?::([a-z]))?")
 _SECTION_CODES: Final[dict[Section, str]] = {
     "goal": "g", "bout": "b", "beating": "e", "taking": "t", "options": "o", "ending": "n",
 }  # fmt: skip
 _SECTIONS_BY_CODE: Final = {code: section for section, code in _SECTION_CODES.items()}
 assert set(_SECTION_CODES) == set(SECTIONS)
 _TOP_RE: Final = re.compile(r"t:([ag])")
-_HAND_RE: Final = re.compile(r"h:(-?\d{1,20}):([a-z0-9]{6}):(\d{1,7}):([a-zA-Z])([a-zA-Z]{0,6})")
-
-
-_HAND_STEP_RE: Final = re.compile(r"(h:-?\d{1,20}:[a-z0-9]{6}:)\d{1,7}:")
+_HAND_RE: Final = re.compile(
+    rf"h:({PLACE_PATTERN}):([a-z0-9]{{6}}):(\d{{1,7}}):([a-zA-Z])([a-zA-Z]{{0,6}})"
+)
+_HAND_STEP_RE: Final = re.compile(rf"(h:{PLACE_PATTERN}:[a-z0-9]{{6}}:)\d{{1,7}}:")
+_GROUP_LINK_RE: Final = re.compile(rf"g({PLACE_PATTERN})")
+NO_GAME: Final = "0"
+"""A /rules button's place when there is no game (the default options)."""
 
 
 def without_steps(text: str) -> str:
@@ -119,7 +127,8 @@ class LanguageButton:
 
 @dataclass(frozen=True)
 class HandButton:
-    chat_id: int
+    place: Place
+    """The game's place (the button itself is in its player's private chat)."""
     game_id: str
     step: int
     op: HandOp
@@ -131,10 +140,10 @@ class HandButton:
 
 @dataclass(frozen=True)
 class RulesButton:
-    """The full rules of the game in chat ``chat_id`` (0: the default options), or
-    one ``section`` of them."""
+    """The full rules of the game at ``place`` (None: the default options), or one
+    ``section`` of them."""
 
-    chat_id: int
+    place: Place | None
     section: Section | None = None
 
 
@@ -169,9 +178,9 @@ def encode_group(game_id: str, op: GroupOp, choice: int | None = None) -> str:
     return _checked(f"g:{game_id}:{_GROUP_OPS[op]}{tail}")
 
 
-def encode_rules(chat_id: int, section: Section | None = None) -> str:
+def encode_rules(place: Place | None, section: Section | None = None) -> str:
     tail = "" if section is None else f":{_SECTION_CODES[section]}"
-    return _checked(f"r:{chat_id}{tail}")
+    return _checked(f"r:{NO_GAME if place is None else place.text}{tail}")
 
 
 def encode_language(lang: str) -> str:
@@ -182,8 +191,31 @@ def encode_top(*, overall: bool) -> str:
     return _checked(f"t:{'a' if overall else 'g'}")
 
 
-def _hand(chat_id: int, game_id: str, step: int, body: str) -> str:
-    return _checked(f"h:{chat_id}:{game_id}:{step}:{body}")
+def _hand(place: Place, game_id: str, step: int, body: str) -> str:
+    return _checked(f"h:{place.text}:{game_id}:{step}:{body}")
+
+
+def encode_group_link(place: Place) -> str:
+    """The payload of the lobby's deep link (``/start g<place>``): opens the bot's
+    private chat, which then shows that place's game."""
+    return f"g{place.text}"
+
+
+def decode_group_link(payload: str) -> Place | None:
+    """The place a ``/start`` payload names, or None (not ours: a plain greeting). A link
+    made before places existed (``g<chat id>``) names the chat's place."""
+    match = _GROUP_LINK_RE.fullmatch(payload)
+    try:
+        return None if match is None else Place.parse(match[1])
+    except ValueError:
+        return None
+
+
+def _place(text: str) -> Place:
+    try:
+        return Place.parse(text)
+    except ValueError:
+        raise CallbackError("not a place") from None
 
 
 def _cards_of(action: Action) -> tuple[Card, ...]:
@@ -210,22 +242,22 @@ def _action(kind: str, cards: tuple[Card, ...]) -> Action:
     return Take() if kind == "take" else Pass()
 
 
-def encode_move(chat_id: int, game_id: str, step: int, action: Action) -> str:
+def encode_move(place: Place, game_id: str, step: int, action: Action) -> str:
     code = _MOVE_CODES[action.kind] + "".join(_c(c) for c in _cards_of(action))
-    return _hand(chat_id, game_id, step, code)
+    return _hand(place, game_id, step, code)
 
 
-def encode_pick(chat_id: int, game_id: str, step: int, card: Card) -> str:
-    return _hand(chat_id, game_id, step, _OP_CODES["pick"] + _c(card))
+def encode_pick(place: Place, game_id: str, step: int, card: Card) -> str:
+    return _hand(place, game_id, step, _OP_CODES["pick"] + _c(card))
 
 
 def encode_hand_op(
-    chat_id: int,
+    place: Place,
     game_id: str,
     step: int,
     op: Literal["back", "leave", "leave_yes", "take_back", "play_here", "review"],
 ) -> str:
-    return _hand(chat_id, game_id, step, _OP_CODES[op])
+    return _hand(place, game_id, step, _OP_CODES[op])
 
 
 def decode(data: str) -> Button:
@@ -244,20 +276,21 @@ def decode(data: str) -> Button:
     if m := _LANG_RE.fullmatch(data):
         return LanguageButton(m[1])
     if m := _RULES_RE.fullmatch(data):
+        place = None if m[1] == NO_GAME else _place(m[1])
         if m[2] is None:
-            return RulesButton(int(m[1]))
+            return RulesButton(place)
         section = _SECTIONS_BY_CODE.get(m[2])
         if section is None:
             raise CallbackError("unknown rules section")
-        return RulesButton(int(m[1]), section)
+        return RulesButton(place, section)
     if m := _TOP_RE.fullmatch(data):
         return TopButton(overall=m[1] == "a")
     if m := _HAND_RE.fullmatch(data):
-        return _decode_hand(int(m[1]), m[2], int(m[3]), m[4], m[5])
+        return _decode_hand(_place(m[1]), m[2], int(m[3]), m[4], m[5])
     raise CallbackError("unknown button")
 
 
-def _decode_hand(chat_id: int, game_id: str, step: int, code: str, args: str) -> HandButton:
+def _decode_hand(place: Place, game_id: str, step: int, code: str, args: str) -> HandButton:
     cards = tuple(_card(ch) for ch in args)
     if len(set(cards)) != len(cards):
         raise CallbackError("a card twice")
@@ -268,7 +301,7 @@ def _decode_hand(chat_id: int, game_id: str, step: int, code: str, args: str) ->
     if (want is None and not 1 <= len(cards) <= 6) or (want is not None and len(cards) != want):
         raise CallbackError("wrong number of cards")
     if entry.move is not None:
-        return HandButton(chat_id, game_id, step, "move", _action(entry.move, cards))
+        return HandButton(place, game_id, step, "move", _action(entry.move, cards))
     if entry.op == "pick":
-        return HandButton(chat_id, game_id, step, "pick", card=cards[0])
-    return HandButton(chat_id, game_id, step, entry.op)
+        return HandButton(place, game_id, step, "pick", card=cards[0])
+    return HandButton(place, game_id, step, entry.op)

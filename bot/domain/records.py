@@ -21,6 +21,7 @@ from pydantic import (
 
 from bot.domain.deal import Deal
 from bot.domain.names import short_name
+from bot.domain.place import Place
 from engine import Rules, Series, State
 
 AiLevel = Literal["easy", "normal", "hard"]
@@ -32,6 +33,15 @@ LobbyScreen = Literal["main", "options", "cancel"]
 """Which keyboard the lobby message shows: its buttons, the options screen, or the
 question whether to cancel it."""
 _OLD_SERIES_FIELDS = frozenset({"series_played", "series_durak", "dealer"})
+_LEFT_OUT_AT_DEFAULT: dict[str, Any] = {
+    "pace": "normal",
+    "topic_id": None,
+    "lobby_screen": "main",
+    "wait_window": None,
+    "deal": None,
+}
+"""``ChatGame``'s fields added since the first release, and the default each is left out
+of the JSON at (see ``_leave_out_new_defaults``)."""
 
 
 class Seat(BaseModel):
@@ -74,6 +84,9 @@ class ChatGame(BaseModel):
     schema_version: Literal[1] = Field(1, alias="schema")
     game_id: str
     chat_id: int
+    topic_id: int | None = None
+    """The forum topic the game is played in (None: the chat has one game, no topic).
+    Left out of the JSON while None, like a normal ``pace``."""
     chat_title: str = ""
     phase: Phase = "lobby"
     creator_id: int
@@ -140,12 +153,14 @@ class ChatGame(BaseModel):
         return data
 
     @model_serializer(mode="wrap")
-    def _leave_out_no_deal(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """No deal is left out of the JSON, so a lobby or a legacy game stays readable by
-        code from before the field (extra fields are refused)."""
+    def _leave_out_new_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Fields added since the first release are left out while at their default, so
+        the record stays readable by code from before them (extra fields are refused): a
+        rolling deploy or a rollback only trips on games that use one of them."""
         data: dict[str, Any] = handler(self)
-        if self.deal is None:
-            data.pop("deal", None)
+        for name, default in _LEFT_OUT_AT_DEFAULT.items():
+            if getattr(self, name) == default:
+                data.pop(name, None)
         return data
 
     def engine_state(self) -> State:
@@ -166,6 +181,11 @@ class ChatGame(BaseModel):
         self._parsed = (self.state, state)
 
     @property
+    def place(self) -> Place:
+        """Where the game lives: what its keys, messages and buttons are addressed by."""
+        return Place(self.chat_id, self.topic_id)
+
+    @property
     def games_played(self) -> int:
         """Games of the current series finished so far."""
         return self.series.games_played if self.series is not None else 0
@@ -180,13 +200,7 @@ class ChatGame(BaseModel):
         return [s.user_id for s in self.seats if s.human and s.user_id is not None]
 
     def to_json(self) -> str:
-        # A normal pace is left out, so the record stays readable by code from before the
-        # field (extra fields are refused): a rolling deploy or a rollback only trips on
-        # tables set to another pace.
-        exclude = {"pace"} if self.pace == "normal" else set()
-        if self.lobby_screen == "main":
-            exclude.add("lobby_screen")
-        return self.model_dump_json(by_alias=True, exclude=exclude or None)
+        return self.model_dump_json(by_alias=True)
 
 
 class ChatSettings(BaseModel):

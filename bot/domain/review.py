@@ -24,6 +24,7 @@ from ai.review import (
     review_points,
 )
 from bot.domain.flow.common import game_seed
+from bot.domain.place import Place
 from bot.domain.records import ChatGame
 from bot.domain.review_deal import initial_deal
 from engine import Action, Card, Rules, parse_action
@@ -36,7 +37,7 @@ TOP = 3
 class ReviewSubject:
     """A finished game as its reviews need it."""
 
-    chat_id: int
+    place: Place
     game_id: str
     title: str
     users: tuple[int | None, ...]
@@ -55,7 +56,7 @@ class ReviewSubject:
         r = self.record
         return json.dumps(
             {
-                "chat_id": self.chat_id,
+                "place": self.place.text,
                 "game_id": self.game_id,
                 "title": self.title,
                 "users": list(self.users),
@@ -87,7 +88,9 @@ class ReviewSubject:
         )
         users = tuple(data["users"])
         names, levels = tuple(data.get("names", ())), tuple(data.get("levels", ()))
-        return cls(data["chat_id"], data["game_id"], data["title"], users, record, names, levels)
+        return cls(
+            Place.parse(data["place"]), data["game_id"], data["title"], users, record, names, levels
+        )
 
 
 def review_subject(game: ChatGame) -> ReviewSubject | None:
@@ -107,7 +110,7 @@ def review_subject(game: ChatGame) -> ReviewSubject | None:
     users = tuple(seat.user_id for seat in game.seats)
     names = tuple("" if seat.user_id is None else seat.shown_name for seat in game.seats)
     levels = tuple(seat.ai if seat.user_id is None else None for seat in game.seats)
-    return ReviewSubject(game.chat_id, game.game_id, game.chat_title, users, record, names, levels)
+    return ReviewSubject(game.place, game.game_id, game.chat_title, users, record, names, levels)
 
 
 def review_seed(game_id: str, seat: int) -> int:

@@ -36,7 +36,7 @@ def install_runtime(app: AnyApp, settings: Settings, redis: Redis) -> Health:
     """Start the health endpoints with the bot and stop them after it; handle SIGTERM."""
 
     async def running_count() -> None:
-        running_games(len(await Storage(redis, finished_ttl=1, idle_ttl=1).running_chats()))
+        running_games(len(await Storage(redis, finished_ttl=1, idle_ttl=1).running_places()))
 
     health = Health(
         ping_redis=redis.ping,

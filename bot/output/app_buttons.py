@@ -7,6 +7,7 @@ from collections.abc import Callable
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, WebAppInfo
 
 from bot.domain import callbacks, flow
+from bot.domain.place import Place
 from bot.domain.records import ChatGame
 from bot.render import Rendered
 from bot.render.labels import pack
@@ -56,23 +57,23 @@ class AppButtons:
         button = InlineKeyboardButton(label, web_app=WebAppInfo(url))
         user_id = table.seats[seat].user_id
         if in_app is None and table.phase == "playing" and user_id is not None:
-            in_app = await self.presence.in_app(table.chat_id, user_id)
+            in_app = await self.presence.in_app(table.place, user_id)
         if user_id is not None and user_id == flow.reminded_user(table):
             in_app = False  # the reminder shows the whole hand, whichever way they play
         if in_app and table.phase == "playing" and user_id is not None:
             text = tr.t("app.in_app", group=table.chat_title or str(table.chat_id))
             # No step in its data: the collapsed message must stay the same every move.
-            data = callbacks.encode_hand_op(table.chat_id, table.game_id, 0, "play_here")
+            data = callbacks.encode_hand_op(table.place, table.game_id, 0, "play_here")
             here = InlineKeyboardButton(
                 visible_text(str(tr.t("app.play_here"))), callback_data=data
             )
             return Rendered(text, InlineKeyboardMarkup(pack([button, here], 2)))
         return _with_row(full(), button)
 
-    async def back_in_chat(self, user_id: int, chat_id: int | None = None) -> int | None:
-        """The user acts in the private chat: the chat whose hand should show its buttons
-        again (the app stops collapsing it until it is opened again), or None."""
-        return await self.presence.back_in_chat(user_id, chat_id)
+    async def back_in_chat(self, user_id: int, place: Place | None = None) -> Place | None:
+        """The user acts in the private chat: the place of the game whose hand should show
+        its buttons again (the app stops collapsing it until it is opened again), or None."""
+        return await self.presence.back_in_chat(user_id, place)
 
     def group(
         self, table: ChatGame, rendered: Rendered, tr: Translator, bot_username: str

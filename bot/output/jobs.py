@@ -25,7 +25,7 @@ class OutputJob(Job):
     """Asked for as a new, notifying message (a hand)."""
     settles: tuple[str, ...] = ()
     """The owed fields this job fulfils once it is done (or given up); its ``account`` is
-    the group whose owed output (``Storage.owed_output``) they are in."""
+    the game's place whose owed output (``Storage.owed_output``) they are in."""
     covers: int | None = None
     """The revision of owed output the job read before rendering (None: any)."""
     owed_target: Role | None = None

@@ -25,6 +25,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from redis.exceptions import RedisError
 from telegram.error import TelegramError
 
+from bot.domain.place import Place
 from bot.domain.records import ChatGame
 from bot.domain.roles import Role
 from bot.output.context import OutputContext
@@ -70,8 +71,10 @@ S = TypeVar("S", bound=Showing)
 class GameMessage(Protocol[S]):
     """One message of a game: what the protocol asks of the group message and of a hand."""
 
-    group_id: int
-    """The group whose record the message shows."""
+    place: Place
+    """The game's place: whose record the message shows."""
+    to: Place
+    """Where the message goes: the game's place, or (a hand) its owner's private chat."""
     role: Role
 
     def held(self, table: ChatGame) -> set[int | None]:
@@ -115,14 +118,14 @@ class MessageSync(Generic[S]):
         ctx, message = self.context, self.message
         job.looked_at, job.rendered = ctx.clock(), None
         ctx.stats.looked += 1
-        owed, table, screen = await ctx.storage.peek_screen(message.group_id, message.role)
+        owed, table, screen = await ctx.storage.peek_screen(message.place, message.role)
         if screen.unstored is None:  # else a dead worker's send is left: only under the claim
             looked = await self._show(lane, job, owed, table, screen)
             if looked is not Call.NEEDED:
                 return looked
         await lane.pace()
         try:
-            owed, table, screen = await ctx.storage.open_screen(message.group_id, message.role)
+            owed, table, screen = await ctx.storage.open_screen(message.place, message.role)
         except ScreenBusy:
             ctx.stats.claim_busy += 1
             return BackOff(SCREEN_BUSY_RETRY)
@@ -210,13 +213,15 @@ class MessageSync(Generic[S]):
                 return Shown()
         if not screen.claimed:
             return Call.NEEDED
-        if not await ctx.storage.claim_send(chat_id, showing.slot):
+        # Where it goes, in the chat of its lane (a group that became a supergroup: the new).
+        to = self.message.to.in_chat(chat_id)
+        if not await ctx.storage.claim_send(to, showing.slot):
             return BackOff(SEND_BUSY_RETRY)  # another worker is sending it right now
         try:
-            sent = await self._send_claimed(chat_id, showing, screen, digest)
+            sent = await self._send_claimed(to, showing, screen, digest)
         finally:
             with contextlib.suppress(RedisError):
-                await ctx.storage.release_send(chat_id, showing.slot)
+                await ctx.storage.release_send(to, showing.slot)
         replaced = showing.message_id
         if isinstance(sent, Shown) and sent.new_id is not None and replaced is not None:
             await self._retire_replaced(chat_id, replaced)
@@ -232,18 +237,18 @@ class MessageSync(Generic[S]):
             return
         with contextlib.suppress(RedisError):  # else the sweeper deletes it again
             await self.context.storage.settle_output(
-                self.message.group_id, {owed_fields.delete(chat_id, replaced): None}
+                self.message.place, {owed_fields.delete(chat_id, replaced): None}
             )
 
     async def _send_claimed(
-        self, chat_id: int, showing: S, screen: Screen, digest: str
+        self, to: Place, showing: S, screen: Screen, digest: str
     ) -> Shown | BackOff:
-        ctx = self.context
+        ctx, chat_id = self.context, to.chat_id
         if not await self.message.still_due(showing):
             return BackOff(SEND_BUSY_RETRY)  # sent meanwhile: start over from the record
         try:
             content = showing.content
-            new_id = await ctx.api.send_text(chat_id, content.text, content.markup)
+            new_id = await ctx.api.send_text(chat_id, content.text, content.markup, to.topic_id)
         except TelegramError as err:
             if not possibly_applied(err):
                 raise
@@ -275,8 +280,8 @@ class MessageSync(Generic[S]):
         screen.unstored = None
 
     async def _close_screen(self, screen: Screen) -> None:
-        group_id = self.message.group_id
+        place = self.message.place
         try:
-            await self.context.storage.close_screen(group_id, screen)
+            await self.context.storage.close_screen(place, screen)
         except RedisError as err:  # the claim runs out by itself
-            log.warning("could not record what a message of chat %s shows: %s", group_id, err)
+            log.warning("could not record what a message of chat %s shows: %s", place, err)

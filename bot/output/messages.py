@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from bot.domain.place import Place, private_chat
 from bot.domain.records import ChatGame
 from bot.domain.roles import GROUP, hand_role
 from bot.output import planner
@@ -30,11 +31,14 @@ class GroupShowing(Showing):
 
 
 class GroupMessage:
+    """The message of the game's place, in that place (its chat, or its forum topic)."""
+
     role = GROUP
 
-    def __init__(self, context: OutputContext, group_id: int, render: GroupRenderer) -> None:
+    def __init__(self, context: OutputContext, place: Place, render: GroupRenderer) -> None:
         self.context = context
-        self.group_id = group_id
+        self.place = place
+        self.to = place
         self.render = render
 
     def held(self, table: ChatGame) -> set[int | None]:
@@ -51,18 +55,19 @@ class GroupMessage:
         spot = planner.group_spot(table)
         if spot is None:
             return None
-        slot = planner.send_slot(GROUP, table.chat_id, table.game_id)
+        slot = planner.send_slot(GROUP, table.place, table.game_id)
         return GroupShowing(table, content, spot.message_id, slot, owed.rev, lobby=spot.lobby)
 
     async def still_due(self, showing: GroupShowing) -> bool:
-        now = await self.context.storage.load_table(self.group_id)
+        now = await self.context.storage.load_table(self.place)
         if now is None or now.game_id != showing.table.game_id:
             return False
         shown = now.lobby_message_id if showing.lobby else now.table_message_id
         return shown == showing.message_id
 
     async def store_new(self, showing: GroupShowing, new_id: int, replaced: int | None) -> bool:
-        retire = None if replaced is None else (self.group_id, replaced)
+        # The chat the replaced message is in (a group that became a supergroup: the old).
+        retire = None if replaced is None else (self.place.chat_id, replaced)
         reowe = Reowe([GROUP], showing.rev)
         game_id, lobby = showing.table.game_id, showing.lobby
 
@@ -75,16 +80,16 @@ class GroupMessage:
                 t.table_message_id = new_id
             return Write(t, None, retire=retire, reowe=reowe)
 
-        await self.context.storage.update_table(showing.table.chat_id, change)
+        await self.context.storage.update_table(showing.table.place, change)
         return reowe.newer
 
     async def shown(self, lane: Lane[Any], showing: GroupShowing, new_id: int | None) -> None:
         table, live = showing.table, self.context.cache.live_tables
         on_screen = new_id or showing.message_id
         if table.phase in planner.LIVE_PHASES and on_screen is not None:
-            live[table.chat_id] = (table.game_id, on_screen)
+            live[table.place] = (table.game_id, on_screen)
         else:
-            live.pop(table.chat_id, None)
+            live.pop(table.place, None)
 
 
 @dataclass
@@ -97,11 +102,14 @@ class HandShowing(Showing):
 
 
 class HandMessage:
+    """A player's hand of the game at ``place``, in their private chat."""
+
     def __init__(
-        self, context: OutputContext, group_id: int, user_id: int, render: HandRenderer
+        self, context: OutputContext, place: Place, user_id: int, render: HandRenderer
     ) -> None:
         self.context = context
-        self.group_id = group_id
+        self.place = place
+        self.to = private_chat(user_id)
         self.user_id = user_id
         self.role = hand_role(user_id)
         self.render = render
@@ -133,7 +141,7 @@ class HandMessage:
         quieted = notify and planner.late_notification(table, message_id, job.queued_at, started)
         notify = notify and not quieted
         playing = table.phase == "playing"
-        slot = planner.send_slot(self.role, table.chat_id, table.game_id)
+        slot = planner.send_slot(self.role, table.place, table.game_id)
         return HandShowing(
             table,
             content,
@@ -149,14 +157,12 @@ class HandMessage:
 
     async def still_due(self, showing: HandShowing) -> bool:
         storage, seat = self.context.storage, showing.seat
-        now = await storage.load_table(self.group_id)
+        now = await storage.load_table(self.place)
         if now is None or now.game_id != showing.table.game_id or seat >= len(now.seats):
             return False
         if now.seats[seat].hand_message_id != showing.message_id:
             return False
-        return (
-            not showing.notify or self.user_id in (await storage.owed_output(self.group_id)).notify
-        )
+        return not showing.notify or self.user_id in (await storage.owed_output(self.place)).notify
 
     async def store_new(self, showing: HandShowing, new_id: int, replaced: int | None) -> bool:
         """The new hand's id, and its notification marked done, in one transaction: the
@@ -172,7 +178,7 @@ class HandMessage:
             t.seats[seat].hand_message_id = new_id
             return Write(t, None, settle=settle, retire=retire, reowe=reowe)
 
-        await self.context.storage.update_table(showing.table.chat_id, change)
+        await self.context.storage.update_table(showing.table.place, change)
         return reowe.newer
 
     async def shown(self, lane: Lane[Any], showing: HandShowing, new_id: int | None) -> None:
@@ -185,9 +191,9 @@ class HandMessage:
         # The turn timer waits for this (see bot.app.turn_gate).
         step = planner.step_of(table)
         seen = (table.game_id, step)
-        if ctx.cache.hands_shown.get((table.chat_id, self.user_id)) != seen:
+        if ctx.cache.hands_shown.get((table.place, self.user_id)) != seen:
             # From when the request left: the turn gate counts a player's wait from then
             # (bot.app.turn_gate), so pacing delays are not theirs.
             at = lane.sent_at if lane.sent_at is not None else ctx.wall_clock()
-            await ctx.storage.mark_hand_shown(table.chat_id, self.user_id, table.game_id, step, at)
-            ctx.cache.hands_shown[(table.chat_id, self.user_id)] = seen
+            await ctx.storage.mark_hand_shown(table.place, self.user_id, table.game_id, step, at)
+            ctx.cache.hands_shown[(table.place, self.user_id)] = seen

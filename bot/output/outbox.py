@@ -1,7 +1,11 @@
 """All Bot API output (except callback answers) goes through here.
 
 One lane per chat (``bot.transport.lanes``) serialises that chat's sends and edits and paces
-them. A lane holds *what* to refresh, not rendered text: a refresh reads the latest record
+them (Telegram paces a chat, whatever topic a message goes to). A game's messages, notes
+and owed output are addressed by its ``Place``; a message goes into its place (the
+chat, and its forum topic if any); private messages go to the user's private chat.
+
+A lane holds *what* to refresh, not rendered text: a refresh reads the latest record
 when its turn comes, so quick moves coalesce into one edit, and a 429 only delays the edit.
 Unchanged content is never re-sent; "message is not modified" counts as success.
 
@@ -31,6 +35,7 @@ from telegram import Bot, Message
 from telegram.error import Forbidden, TelegramError
 
 from bot.domain.bounded import BoundedDict
+from bot.domain.place import Place, private_chat
 from bot.domain.records import ChatGame
 from bot.domain.roles import GROUP, Role, hand_owner, hand_role
 from bot.output import planner
@@ -145,13 +150,13 @@ class Outbox:
         return self._lanes.closed
 
     @property
-    def shown(self) -> BoundedDict[tuple[int, int], tuple[str, int]]:
-        """(group, user) -> the game and step whose hand was last marked as on screen."""
+    def shown(self) -> BoundedDict[tuple[Place, int], tuple[str, int]]:
+        """(place, user) -> the game and step whose hand was last marked as on screen."""
         return self.context.cache.hands_shown
 
     @property
-    def live_tables(self) -> BoundedDict[int, tuple[str, int]]:
-        """Group -> (game id, message id) of a lobby or game this process shows."""
+    def live_tables(self) -> BoundedDict[Place, tuple[str, int]]:
+        """Place -> (game id, message id) of a lobby or game this process shows."""
         return self.context.cache.live_tables
 
     # --- what callers ask for -------------------------------------------------------------
@@ -168,88 +173,94 @@ class Outbox:
         """Show the latest state of ``table``: its group message and every hand (but
         those of ``skip``: known to show what they would show). ``owed``: only while the
         stored owed output still asks for it (see ``OutputJob.owed_target``)."""
-        self._refresh_group(table.chat_id, owed=owed)
+        place = table.place
+        self._refresh_group(place, owed=owed)
         for hand in planner.hand_refreshes(table, notify, calm, skip):
-            self.refresh_hand(table.chat_id, hand.user_id, hand.notify, calm=hand.calm, owed=owed)
+            self.refresh_hand(place, hand.user_id, hand.notify, calm=hand.calm, owed=owed)
 
     async def shows_hand(
-        self, group_id: int, user_id: int, message_id: int, content: Rendered
+        self, place: Place, user_id: int, message_id: int, content: Rendered
     ) -> bool:
         """Whether the user's hand message is known to show ``content`` (and no worker is
         changing it right now)."""
         if self.context.cache.edit_may_land(user_id, message_id):
             return False
-        screen = await self.storage.screen(group_id, hand_role(user_id))
+        screen = await self.storage.screen(place, hand_role(user_id))
         return screen is not None and screen.shows(message_id, content.digest())
 
     def refresh_hand(
         self,
-        chat_id: int,
+        place: Place,
         user_id: int,
         notify: bool = False,
         *,
         calm: bool = False,
         owed: bool = False,
     ) -> None:
+        """Refresh ``user_id``'s hand of the game at ``place`` (in their private chat)."""
         not_before = self.clock() + self.calm_delay if calm else 0.0
-        message = HandMessage(self.context, chat_id, user_id, self.render_hand)
+        message = HandMessage(self.context, place, user_id, self.render_hand)
         job = self._message_job(
             message, owed, notify=notify, not_before=not_before, queued_at=self.clock()
         )
-        self._lanes.enqueue(user_id, planner.message_key(chat_id, message.role), job)
+        self._lanes.enqueue(message.to.chat_id, planner.message_key(place, message.role), job)
 
-    def _refresh_group(self, chat_id: int, *, owed: bool = False) -> None:
-        message = GroupMessage(self.context, chat_id, self.render_group)
+    def _refresh_group(self, place: Place, *, owed: bool = False) -> None:
+        message = GroupMessage(self.context, place, self.render_group)
         job = self._message_job(message, owed)
-        self._lanes.enqueue(chat_id, planner.message_key(chat_id, GROUP), job)
+        self._lanes.enqueue(message.to.chat_id, planner.message_key(place, GROUP), job)
 
     def _message_job(self, message: GameMessage[Any], owed: bool, **options: Any) -> OutputJob:
         role: Role = message.role
         return OutputJob(
             work=MessageSync(self.context, message).refresh,
-            account=message.group_id,
+            account=message.place,
             settles=planner.settles(role),
             owed_target=role if owed else None,
             **options,
         )
 
-    def deliver(self, chat_id: int, owed: OwedOutput, render_note: NoteRenderer) -> None:
+    def deliver(self, place: Place, owed: OwedOutput, render_note: NoteRenderer) -> None:
         """Work off output another worker owed and did not finish (it died): every target
         is rendered afresh from the stored record, every note still unsent is sent."""
         for refresh in planner.owed_refreshes(owed):
             user = hand_owner(refresh.role)
             if user is None:
-                self._refresh_group(chat_id, owed=refresh.owed)
+                self._refresh_group(place, owed=refresh.owed)
             else:
-                self.refresh_hand(chat_id, user, owed=refresh.owed)
+                self.refresh_hand(place, user, owed=refresh.owed)
         for note_id in owed.notes:
-            self.send_note(chat_id, note_id, render_note)
+            self.send_note(place, note_id, render_note)
         for where, message_id in owed.deletes:
-            self.owed.retire(chat_id, where, message_id)
+            self.owed.retire(place, where, message_id)
 
-    def send_note(self, chat_id: int, note_id: str, render_note: NoteRenderer) -> None:
+    def send_note(self, place: Place, note_id: str, render_note: NoteRenderer) -> None:
         """Send an owed note once: it is cleared in Redis right after Telegram took it."""
-        self.owed.send_note(chat_id, note_id, render_note)
+        self.owed.send_note(place, note_id, render_note)
 
-    def owing_chats(self) -> set[int]:
-        """Groups whose owed output this process is still working off."""
-        return self._lanes.open_accounts()
+    def owing_places(self) -> set[Place]:
+        """Games whose owed output this process is still working off."""
+        return {a for a in self._lanes.open_accounts() if isinstance(a, Place)}
 
     def say(
         self,
-        chat_id: int,
+        place: Place,
         content: Rendered,
         *,
         reply_to: int | None = None,
         on_sent: Callable[[Message], Awaitable[None]] | None = None,
         kind: str | None = None,
     ) -> None:
-        """Send a new message (paced like everything else in that chat).
+        """Send a new message into ``place`` (paced like everything else in its chat).
 
         A command's reply (``kind``, or the command being handled) replaces a pending
-        reply of the same kind in that chat and waits behind the game's messages."""
-        key, job = self.replies.job(content, reply_to=reply_to, on_sent=on_sent, kind=kind)
-        self._lanes.enqueue(chat_id, key, job, replace=True)
+        reply of the same kind in that place and waits behind the game's messages."""
+        key, job = self.replies.job(place, content, reply_to=reply_to, on_sent=on_sent, kind=kind)
+        self._lanes.enqueue(place.chat_id, key, job, replace=True)
+
+    def tell(self, user_id: int, content: Rendered, *, kind: str | None = None) -> None:
+        """Send a new message to a person's private chat (``say`` there)."""
+        self.say(private_chat(user_id), content, kind=kind)
 
     def edit(
         self, chat_id: int, message_id: int, content: Rendered, *, send_if_gone: bool = False
@@ -301,7 +312,8 @@ class Outbox:
                 # The records stay under the old id for now; the output follows anyway,
                 # and the migration service message (or the next call) moves them later.
                 log.exception("could not move chat %s to %s", old, new)
-        self.live_tables.pop(old, None)
+        for place in [place for place in self.live_tables if place.chat_id == old]:
+            self.live_tables.pop(place, None)
 
     async def _forbidden(self, chat_id: int, err: Forbidden) -> None:
         log.info("chat %s refuses messages: %s", chat_id, err)

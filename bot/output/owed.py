@@ -16,6 +16,7 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
+from bot.domain.place import Place
 from bot.output import planner
 from bot.output.context import OutputContext
 from bot.output.jobs import OutputJob
@@ -26,8 +27,9 @@ from bot.transport.lanes import ANNOUNCE, BackOff, ChatLanes, Lane, Outcome
 
 log = logging.getLogger(__name__)
 
-NoteRenderer = Callable[[int, dict[str, Any]], Awaitable[Rendered | None]]
-"""Renders an owed note (an announcement, the results) for a group; None: nothing to say."""
+NoteRenderer = Callable[[Place, dict[str, Any]], Awaitable[Rendered | None]]
+"""Renders an owed note (an announcement, the results) for a game's place; None: nothing
+to say."""
 
 
 class OwedWork:
@@ -35,46 +37,49 @@ class OwedWork:
         self.context = context
         self.lanes = lanes
 
-    def send_note(self, group_id: int, note_id: str, render_note: NoteRenderer) -> None:
-        """Send an owed note once: it is cleared in Redis right after Telegram took it."""
+    def send_note(self, place: Place, note_id: str, render_note: NoteRenderer) -> None:
+        """Send an owed note once, into the game's place: it is cleared in Redis right
+        after Telegram took it."""
 
         async def work(lane: Lane[Any], job: OutputJob) -> Outcome:
-            return await self._send_note(lane, group_id, note_id, render_note)
+            return await self._send_note(lane, place, note_id, render_note)
 
         field = owed_fields.note(note_id)
         job = OutputJob(
-            work=work, priority=ANNOUNCE, repeatable=False, account=group_id, settles=(field,)
+            work=work, priority=ANNOUNCE, repeatable=False, account=place, settles=(field,)
         )
-        self.lanes.enqueue(group_id, ("note", note_id), job)
+        self.lanes.enqueue(place.chat_id, ("note", note_id), job)
 
     async def _send_note(
-        self, lane: Lane[Any], group_id: int, note_id: str, render_note: NoteRenderer
+        self, lane: Lane[Any], place: Place, note_id: str, render_note: NoteRenderer
     ) -> Outcome:
         storage = self.context.storage
-        note = await storage.owed_note(group_id, note_id)
+        note = await storage.owed_note(place, note_id)
         if note is None:
             return None  # sent already (by this worker or another)
-        content = await render_note(group_id, note)
+        content = await render_note(place, note)
         if content is None:
             return None
         claim = planner.note_slot(note_id)
-        if not await storage.claim_send(group_id, claim):
+        if not await storage.claim_send(place, claim):
             return BackOff(SEND_BUSY_RETRY)  # another worker is sending it right now
         try:
-            if await storage.owed_note(group_id, note_id) is None:
+            if await storage.owed_note(place, note_id) is None:
                 return None  # it was sent between our first look and the claim
             await lane.pace()
-            await self.context.api.send_message(lane.chat_id, content.text, content.markup)
+            api, text, markup = self.context.api, content.text, content.markup
+            await api.send_message(lane.chat_id, text, markup, place.topic_id)
             self.context.stats.sent += 1
             # Cleared before the claim ends, so nobody can see it unsent and unclaimed.
-            await storage.settle_output(group_id, {owed_fields.note(note_id): None})
+            await storage.settle_output(place, {owed_fields.note(note_id): None})
         finally:
             with contextlib.suppress(RedisError):
-                await storage.release_send(group_id, claim)
+                await storage.release_send(place, claim)
         return None
 
-    def retire(self, group_id: int, chat_id: int, message_id: int) -> None:
-        """Delete a replaced message the group's output still owes deleting."""
+    def retire(self, place: Place, chat_id: int, message_id: int) -> None:
+        """Delete a replaced message (in ``chat_id``) the game's output still owes
+        deleting."""
 
         async def work(lane: Lane[Any], job: OutputJob) -> Outcome:
             await self.context.retire(chat_id, message_id)
@@ -82,20 +87,20 @@ class OwedWork:
 
         field = owed_fields.delete(chat_id, message_id)
         # Repeatable: a delete that may have happened already is harmless to repeat.
-        job = OutputJob(work=work, repeatable=True, account=group_id, settles=(field,))
+        job = OutputJob(work=work, repeatable=True, account=place, settles=(field,))
         self.lanes.enqueue(chat_id, ("retire", message_id), job)
 
     async def settle(self, job: OutputJob) -> None:
         """A job is over (done, or given up): its owed fields are cleared in Redis right
         away. For a new message this is the one step between Telegram's answer and the
         mark; a worker that dies exactly there leaves the message to be sent again."""
-        group_id = job.account
-        if group_id is None:
+        place = job.account
+        if not isinstance(place, Place):
             return
         fields = planner.settled_fields(job.settles, job.covers)
         try:
-            done = await self.context.storage.settle_output(group_id, fields)
-            if done and not self.lanes.working_for(group_id):
-                await self.context.storage.release_output(group_id)
+            done = await self.context.storage.settle_output(place, fields)
+            if done and not self.lanes.working_for(place):
+                await self.context.storage.release_output(place)
         except RedisError as err:  # what stays owed is swept up after the lease
-            log.warning("could not mark output of chat %s as shown: %s", group_id, err)
+            log.warning("could not mark output of chat %s as shown: %s", place, err)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 
+from bot.domain.place import Place
 from bot.domain.records import ChatGame
 from bot.domain.roles import GROUP, Role, hand_owner, hand_role
 from bot.store import owed_fields
@@ -51,19 +52,19 @@ def message_ids(table: ChatGame, role: Role) -> set[int | None]:
     return shown_in_group(table) if owner is None else hand_message_ids(table, owner)
 
 
-def message_key(group_id: int, role: Role) -> Hashable:
+def message_key(place: Place, role: Role) -> Hashable:
     """A message's place in the queue of the chat it is in: requests for it merge there.
-    A hand's chat is its owner's, holding their hands of every group; the group message is
-    its chat's only one, also across a move to a supergroup (a refresh queued under the old
-    id merges into the new id's)."""
-    return (role,) if hand_owner(role) is None else (role, group_id)
+    A hand's chat is its owner's, holding their hands of every game; a group message is
+    its topic's only one, also across a move to a supergroup (a refresh queued under the
+    old id merges into the new id's: the topic stays)."""
+    return (role, place.topic_id) if hand_owner(role) is None else (role, place)
 
 
-def send_slot(role: Role, group_id: int, game_id: str) -> str:
+def send_slot(role: Role, place: Place, game_id: str) -> str:
     """The name under which one worker at a time may send ``role``'s new message
-    (``Storage.claim_send``, keyed by the chat it goes to). Spelt as before roles had one
-    name ("group:<game>", "hand:<group>:<game>"), so a fleet mid-upgrade shares each claim."""
-    where = (GROUP,) if hand_owner(role) is None else ("hand", group_id)
+    (``Storage.claim_send``, keyed by where it goes). Spelt as before roles had one name
+    ("group:<game>", "hand:<place>:<game>"), so a fleet mid-upgrade shares each claim."""
+    where = (GROUP,) if hand_owner(role) is None else ("hand", place.text)
     return ":".join(str(part) for part in (*where, game_id))
 
 

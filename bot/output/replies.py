@@ -1,7 +1,8 @@
 """New messages that are not a game's: command replies and announcements (``Outbox.say``).
 
-A command's reply replaces a pending reply of the same kind in that chat and waits behind
-the game's messages; other messages are announcements, each sent once.
+A command's reply replaces a pending reply of the same kind in that place (a chat, or a
+topic of it) and waits behind the game's messages; other messages are announcements, each
+sent once.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from telegram import Message
 
+from bot.domain.place import Place
 from bot.output.context import OutputContext
 from bot.output.jobs import OutputJob
 from bot.render import Rendered
@@ -41,18 +43,19 @@ class Replies:
 
     def job(
         self,
+        place: Place,
         content: Rendered,
         *,
         reply_to: int | None,
         on_sent: Callable[[Message], Awaitable[None]] | None,
         kind: str | None,
     ) -> tuple[Hashable, OutputJob]:
-        """The key and job of one new message (see ``Outbox.say``)."""
-        api, stats = self.context.api, self.context.stats
+        """The key and job of one new message into ``place`` (see ``Outbox.say``)."""
+        api, stats, topic = self.context.api, self.context.stats, place.topic_id
 
         async def work(lane: Lane[Any], job: OutputJob) -> Outcome:
             await lane.pace()
-            message = await api.reply(lane.chat_id, content.text, content.markup, reply_to)
+            message = await api.reply(lane.chat_id, content.text, content.markup, reply_to, topic)
             stats.sent += 1
             if on_sent is not None:
                 await on_sent(message)
@@ -65,7 +68,7 @@ class Replies:
             kind = f"{scope.kind}#{scope.count}"
             scope.count += 1
         if kind is not None:
-            key, priority = ("reply", kind), REPLY
+            key, priority = ("reply", topic, kind), REPLY
         else:
             key, priority = ("say", next(self._ids)), ANNOUNCE
         return key, OutputJob(work=work, priority=priority, repeatable=False)

@@ -9,6 +9,7 @@ that timed out may still land, and which tables it shows.
 from __future__ import annotations
 
 from bot.domain.bounded import BoundedDict
+from bot.domain.place import Place
 
 MAX_REMEMBERED = 20_000
 """Entries kept per kind (least recently written forgotten first)."""
@@ -23,10 +24,10 @@ class ScreenCache:
         counts as shown until the content changes (or nobody used it for a while)."""
         self.suspect_edits: BoundedDict[tuple[int, int], float] = BoundedDict(max_items)
         """(chat, message) -> until when an edit that timed out may still land."""
-        self.hands_shown: BoundedDict[tuple[int, int], tuple[str, int]] = BoundedDict(max_items)
-        """(group, user) -> the game and step whose hand was last marked as on screen."""
-        self.live_tables: BoundedDict[int, tuple[str, int]] = BoundedDict(max_items)
-        """Group -> (game id, message id) of a lobby or game this process shows."""
+        self.hands_shown: BoundedDict[tuple[Place, int], tuple[str, int]] = BoundedDict(max_items)
+        """(place, user) -> the game and step whose hand was last marked as on screen."""
+        self.live_tables: BoundedDict[Place, tuple[str, int]] = BoundedDict(max_items)
+        """Place -> (game id, message id) of a lobby or game this process shows."""
 
     def edit_may_land(self, chat_id: int, message_id: int) -> bool:
         """An edit of ours timed out and may still change the message."""

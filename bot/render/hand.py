@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot.domain import callbacks
+from bot.domain.place import Place
 from bot.domain.rating import ResultLine
 from bot.domain.records import ChatGame
 from bot.render import faces
@@ -20,7 +21,7 @@ from bot.render.labels import ROW_WIDTH, label_width, pack
 from bot.render.log import meanwhile
 from bot.render.rating import rating_change
 from bot.render.results import hand_result
-from bot.render.review import with_review_button
+from bot.render.review import review_button
 from bot.render.table import pairs_text
 from bot.render.turn import clock, exact_clock, turn_line
 from engine import Action, Attack, Beat, Card, Pass, PlayerView, Swap, Take, Transfer, view
@@ -90,13 +91,13 @@ def hand_message(
         return _computer_plays(text, game, seat, mine, tr)
     _turn_lines(text, game, v, names, tr, pick, now)
     text.mine(mine)
-    cid, gid = game.chat_id, game.game_id
+    place, gid = game.place, game.game_id
     transferring = any(isinstance(a, Transfer) for a in v.legal_actions)
     target = transfer_target(state) if transferring else None  # public: seats and table
-    rows = _move_rows(v, tr, cid, gid, pick, _Targets(names, target))
+    rows = _move_rows(v, tr, place, gid, pick, _Targets(names, target))
     if pick is None and v.hand:
         # With no cards left (yet not out) leaving would only make this player the durak.
-        leave = callbacks.encode_hand_op(cid, gid, v.step, "leave")
+        leave = callbacks.encode_hand_op(place, gid, v.step, "leave")
         rows.append([_button(tr.t("hand.leave"), leave)])
     return text.rendered(markup(rows))
 
@@ -122,13 +123,15 @@ def _confirm_leave(
     text: _Text, game: ChatGame, v: PlayerView, mine: str, tr: Translator
 ) -> Rendered:
     """Leave was tapped: Yes, or Back to the moves."""
-    cid, gid, step = game.chat_id, game.game_id, v.step
+    place, gid, step = game.place, game.game_id, v.step
     text.mine(mine)
     text.mine(tr.t("hand.leave_confirm"))
     rows = [
         [
-            _button(tr.t("hand.leave_yes"), callbacks.encode_hand_op(cid, gid, step, "leave_yes")),
-            _button(tr.t("hand.back"), callbacks.encode_hand_op(cid, gid, step, "back")),
+            _button(
+                tr.t("hand.leave_yes"), callbacks.encode_hand_op(place, gid, step, "leave_yes")
+            ),
+            _button(tr.t("hand.back"), callbacks.encode_hand_op(place, gid, step, "back")),
         ]
     ]
     return text.rendered(markup(rows))
@@ -142,7 +145,7 @@ def _computer_plays(text: _Text, game: ChatGame, seat: int, mine: str, tr: Trans
         return text.rendered()
     # No step in it: taking back is checked by game, and a step would make every
     # computer move re-edit this message.
-    back = callbacks.encode_hand_op(game.chat_id, game.game_id, 0, "take_back")
+    back = callbacks.encode_hand_op(game.place, game.game_id, 0, "take_back")
     return text.rendered(markup([[_button(tr.t("hand.take_back"), back)]]))
 
 
@@ -228,7 +231,7 @@ def _escape_name(name: str) -> str:
 def _move_rows(
     v: PlayerView,
     tr: Translator,
-    cid: int,
+    place: Place,
     gid: str,
     pick: Card | None,
     seats: _Targets,
@@ -237,15 +240,15 @@ def _move_rows(
     legal = v.legal_actions
 
     def move(label: str, action: Action) -> InlineKeyboardButton:
-        return _button(label, callbacks.encode_move(cid, gid, step, action))
+        return _button(label, callbacks.encode_move(place, gid, step, action))
 
     if pick is not None:
         targets = [a for a in legal if isinstance(a, Beat) and a.card == pick]
         row = [move(tr.t("hand.beat_target", attack=faces.card(tr, a.attack)), a) for a in targets]
-        back = _button(tr.t("hand.back"), callbacks.encode_hand_op(cid, gid, step, "back"))
+        back = _button(tr.t("hand.back"), callbacks.encode_hand_op(place, gid, step, "back"))
         return [*pack(row, 4), [back]]
     rows = _attack_rows(v, tr, move)
-    pick_data = functools.partial(callbacks.encode_pick, cid, gid, step)
+    pick_data = functools.partial(callbacks.encode_pick, place, gid, step)
     rows += pack(_beat_buttons(v, tr, move, pick_data))
     rows += pack(_transfer_buttons(v, tr, move, seats))
     rows += pack(_last_buttons(v, tr, move))
@@ -354,12 +357,13 @@ def finished_hand_rows(
     game: ChatGame, seat: int, tr: Translator
 ) -> list[list[InlineKeyboardButton]]:
     """The buttons under a finished game's result: none of the game's (its moves and its
-    table are over), only what is about the game that was played."""
-    return []
+    table are over), only what is about the game that was played: its 🔍 Review."""
+    return [[review_button(game.place, game.game_id, tr)]]
 
 
 def hand_closed(game: ChatGame, tr: Translator, seat: int | None = None) -> Rendered:
     """After the game: this player's own one-line result (or a plain note)."""
     if game.phase == "finished" and seat is not None:
-        return with_review_button(hand_result(game, seat, tr), game, tr)
+        rows = finished_hand_rows(game, seat, tr)
+        return Rendered(hand_result(game, seat, tr).text, markup(rows))
     return Rendered(tr.t("hand.closed", group=game.chat_title or str(game.chat_id)))

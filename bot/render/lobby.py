@@ -89,7 +89,7 @@ def lobby_message(
     rows: list[list[InlineKeyboardButton]] = []
     if waiting:
         # First: without it the game cannot start.
-        url = deep_link(bot_username, f"g{game.chat_id}")
+        url = deep_link(bot_username, callbacks.encode_group_link(game.place))
         rows.append([InlineKeyboardButton(tr.t("lobby.open_dm"), url=url)])
     rows += _seat_rows(game, tr, b)
     if game.lobby_screen == "options":

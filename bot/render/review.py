@@ -6,7 +6,7 @@ from __future__ import annotations
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, WebAppInfo
 
 from bot.domain import callbacks
-from bot.domain.records import ChatGame
+from bot.domain.place import Place
 from bot.domain.review import Moment, ReviewResult
 from bot.render import faces
 from bot.render.common import Rendered
@@ -14,17 +14,10 @@ from engine import Action, Attack, Beat, Card, Take, Transfer
 from locales import Html, Translator, visible_text
 
 
-def review_button(chat_id: int, game_id: str, tr: Translator) -> InlineKeyboardButton:
+def review_button(place: Place, game_id: str, tr: Translator) -> InlineKeyboardButton:
     # No step in it: the button stays valid for as long as the game is kept.
-    data = callbacks.encode_hand_op(chat_id, game_id, 0, "review")
+    data = callbacks.encode_hand_op(place, game_id, 0, "review")
     return InlineKeyboardButton(visible_text(str(tr.t("review.button"))), callback_data=data)
-
-
-def with_review_button(rendered: Rendered, game: ChatGame, tr: Translator) -> Rendered:
-    """A finished game's private result with the 🔍 Review button under it."""
-    rows = [list(row) for row in rendered.markup.inline_keyboard] if rendered.markup else []
-    button = review_button(game.chat_id, game.game_id, tr)
-    return Rendered(rendered.text, InlineKeyboardMarkup([*rows, [button]]), rendered.stable)
 
 
 def progress(tr: Translator, group: str, done: int, total: int) -> Rendered:

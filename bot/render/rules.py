@@ -26,15 +26,15 @@ def table_pace(game: ChatGame | None, timing: Timing) -> TablePace:
 
 def rules_message(game: ChatGame | None, timing: Timing, tr: Translator) -> Rendered:
     """The rules of ``game`` (the default game when None) in brief, in ``tr``'s language.
-    The buttons name the game's chat, so the full texts follow that game's rules."""
+    The buttons name the game's place, so the full texts follow that game's rules."""
     rules = game.rules if game is not None else Rules()
-    chat_id = game.chat_id if game is not None else 0
+    place = game.place if game is not None else None
     full = InlineKeyboardButton(
-        tr.t("rules.full_button"), callback_data=callbacks.encode_rules(chat_id)
+        tr.t("rules.full_button"), callback_data=callbacks.encode_rules(place)
     )
     sections = [
         InlineKeyboardButton(
-            tr.t(f"rules.button.{section}"), callback_data=callbacks.encode_rules(chat_id, section)
+            tr.t(f"rules.button.{section}"), callback_data=callbacks.encode_rules(place, section)
         )
         for section in SECTIONS
     ]

@@ -20,6 +20,7 @@ from redis.asyncio.client import Pipeline
 from redis.exceptions import WatchError
 
 from bot.domain.bounded import BoundedDict
+from bot.domain.place import Place
 from bot.domain.records import ChatGame
 from bot.domain.schema import UnreadableRecord, current_json
 from bot.ops import metrics
@@ -39,22 +40,22 @@ QUARANTINE_TTL = 90 * 24 * 3600
 """Long enough for an operator to look at it, or for a fixed release to upgrade it."""
 
 Change = Callable[[ChatGame | None], Write[T]]
-Quarantined = Callable[[int, str], None]
-"""Told (chat id, game id) after an unreadable table was moved aside."""
+Quarantined = Callable[[Place, str], None]
+"""Told (place, game id) after an unreadable table was moved aside."""
 
 
 @dataclass
 class Committed(Generic[T]):
-    """What ``GameRecords.update`` did: ``write``, stored for ``chat_id`` (None: nothing
+    """What ``GameRecords.update`` did: ``write``, stored for ``place`` (None: nothing
     was stored), and whether the game's phase changed with it."""
 
     write: Write[T]
-    chat_id: int | None = None
+    place: Place | None = None
     phase_changed: bool = False
 
 
 class GameRecords:
-    """The chats' game records (``table_key``), and the one transaction of a move."""
+    """The games' records (``table_key``), and the one transaction of a move."""
 
     def __init__(
         self,
@@ -74,56 +75,57 @@ class GameRecords:
         self._ratings = ratings
         self._running = running
         self._quarantined = quarantined
-        self._shared: BoundedDict[int, tuple[bytes | str, ChatGame]] = BoundedDict(
+        self._shared: BoundedDict[Place, tuple[bytes | str, ChatGame]] = BoundedDict(
             SHARED_TABLES_KEPT
         )
-        """Chat id -> (stored JSON, its parsed table) for readers that only look."""
+        """Place -> (stored JSON, its parsed table) for readers that only look."""
 
     # --- reading ----------------------------------------------------------------------
 
-    async def load(self, chat_id: int) -> ChatGame | None:
-        raw = await self._db.redis.get(table_key(chat_id))
+    async def load(self, place: Place) -> ChatGame | None:
+        raw = await self._db.redis.get(table_key(place))
         if raw is None:
-            moved = await self.moved_to(chat_id)
+            moved = await self.moved_to(place.chat_id)
             if moved is not None:
-                chat_id = moved
-                raw = await self._db.redis.get(table_key(moved))
+                place = place.in_chat(moved)
+                raw = await self._db.redis.get(table_key(place))
         table, problem = read_table(raw)
         if problem is None:
             return table
-        await self.quarantine(chat_id, raw, problem)
+        await self.quarantine(place, raw, problem)
         return None
 
-    async def shared(self, chat_id: int, raw: bytes | str) -> ChatGame | None:
+    async def shared(self, place: Place, raw: bytes | str) -> ChatGame | None:
         """The table stored as ``raw``. Every message of one move (the group, each hand,
         each Mini App viewer) reads the same record, and parsing it is the costliest step
         of each: readers that only look share one parsed copy, which they must not
         change. Writers always parse their own (``update``)."""
-        known = self._shared.get(chat_id)
+        known = self._shared.get(place)
         if known is not None and known[0] == raw:
             return known[1]
         table, problem = read_table(raw)
         if problem is not None:
-            await self.quarantine(chat_id, raw, problem)
+            await self.quarantine(place, raw, problem)
             return None
         if table is not None:
-            self._shared[chat_id] = (raw, table)
+            self._shared[place] = (raw, table)
         return table
 
     async def moved_to(self, chat_id: int) -> int | None:
+        """Where a group that became a supergroup lives now (every place follows it)."""
         raw = await self._db.redis.get(moved_key(chat_id))
         return None if raw is None else int(raw)
 
-    async def lost_notice_once(self, chat_id: int, game_id: str) -> bool:
+    async def lost_notice_once(self, place: Place, game_id: str) -> bool:
         """True for exactly one caller: the one who tells the group its game was lost."""
-        key = lost_notice_key(chat_id, game_id)
+        key = lost_notice_key(place, game_id)
         return bool(await self._db.redis.set(key, "1", nx=True, ex=self._lives.finished))
 
-    async def quarantine(self, chat_id: int, raw: bytes | str | None, problem: str) -> None:
+    async def quarantine(self, place: Place, raw: bytes | str | None, problem: str) -> None:
         """Move an unreadable table aside (only if it is still that record), log it, and
-        tell ``quarantined``. The chat can then start a new game."""
+        tell ``quarantined``. The place can then start a new game."""
         assert raw is not None
-        key = table_key(chat_id)
+        key = table_key(place)
         async with self._db.transaction(key) as pipe:
             try:
                 await pipe.watch(key)
@@ -132,58 +134,58 @@ class GameRecords:
                     return  # someone else moved or rewrote it already
                 stamp = time.time()
                 pipe.multi()  # type: ignore[no-untyped-call]
-                pipe.set(quarantine_key(chat_id, stamp), raw, ex=QUARANTINE_TTL)
+                pipe.set(quarantine_key(place, stamp), raw, ex=QUARANTINE_TTL)
                 pipe.delete(key)
                 await pipe.execute()
             except WatchError:
                 return  # it changed under us: the next reader decides again
         metrics.quarantined("table")
-        await self._running.remove(chat_id)  # another slot
+        await self._running.remove(place)  # another slot
         game_id = _game_id_of(raw)
         log.error(
             "chat %s: unreadable table (%s) moved to %s; the group is told",
-            chat_id,
+            place,
             problem,
-            quarantine_key(chat_id, stamp),
+            quarantine_key(place, stamp),
         )
-        self._quarantined(chat_id, game_id)
+        self._quarantined(place, game_id)
 
     # --- changing -----------------------------------------------------------------------
 
-    async def update(self, chat_id: int, change: Change[T]) -> Committed[T]:
+    async def update(self, place: Place, change: Change[T]) -> Committed[T]:
         """Run ``change`` on the current table and store its result atomically.
 
         ``change`` may run more than once (after a conflict), so it must be pure.
         """
         redirected = False
         for _ in range(MAX_RETRIES):
-            key = table_key(chat_id)
+            key = table_key(place)
             async with self._db.transaction(key) as pipe:
                 try:
-                    await pipe.watch(key, output_key(chat_id))
+                    await pipe.watch(key, output_key(place))
                     raw = await pipe.get(key)
                     current, problem = read_table(raw)
                     if problem is not None:
                         await pipe.unwatch()  # type: ignore[no-untyped-call]
-                        await self.quarantine(chat_id, raw, problem)
+                        await self.quarantine(place, raw, problem)
                         continue
                     if current is None and not redirected:
                         redirected = True
                         # On the watched connection: waiting for a second one while
                         # holding this deadlocks a burst of new chats on the pool.
-                        moved_raw = await pipe.get(moved_key(chat_id))
+                        moved_raw = await pipe.get(moved_key(place.chat_id))
                         if moved_raw is not None:  # the group became a supergroup
-                            chat_id = int(moved_raw)
+                            place = place.in_chat(int(moved_raw))
                             await pipe.unwatch()  # type: ignore[no-untyped-call]
                             continue
-                    return await self._commit(pipe, chat_id, current, change)
+                    return await self._commit(pipe, place, current, change)
                 except WatchError:
                     metrics.storage_conflict()
                     continue
-        raise StorageConflict(f"table of chat {chat_id} kept changing")
+        raise StorageConflict(f"table of {place} kept changing")
 
     async def _commit(
-        self, pipe: Pipeline, chat_id: int, current: ChatGame | None, change: Change[T]
+        self, pipe: Pipeline, place: Place, current: ChatGame | None, change: Change[T]
     ) -> Committed[T]:
         """``change`` applied to ``current`` and stored with what it owes, in one MULTI."""
         # Read before ``change``: flow operations change the record in place.
@@ -197,19 +199,19 @@ class GameRecords:
         rating: str | None = None
         try:
             if write.stats:  # the game's end: its user totals and rating are owed
-                await self._stats.index_pending(self._db.aside(pipe), chat_id, table.game_id)
-                rating = await self._ratings.stage(pipe, chat_id, table)
-            owed = await self._output.stage(pipe, chat_id, write)
+                await self._stats.index_pending(self._db.aside(pipe), place, table.game_id)
+                rating = await self._ratings.stage(pipe, place, table)
+            owed = await self._output.stage(pipe, place, write)
             pipe.multi()  # type: ignore[no-untyped-call]
-            pipe.set(table_key(chat_id), table.to_json(), ex=self._lives.of_table(table.phase))
-            self._output.write(pipe, chat_id, owed)
-            self._stats.write(pipe, chat_id, table.game_id, write.stats)
-            self._ratings.write(pipe, chat_id, table.game_id, rating)
+            pipe.set(table_key(place), table.to_json(), ex=self._lives.of_table(table.phase))
+            self._output.write(pipe, place, owed)
+            self._stats.write(pipe, place, table.game_id, write.stats)
+            self._ratings.write(pipe, place, table.game_id, rating)
             await pipe.execute()
         finally:
             if owed is not None and owed.counted:
-                self._output.move_done(chat_id)
-        return Committed(write, chat_id, phase_changed=before != table.phase)
+                self._output.move_done(place)
+        return Committed(write, place, phase_changed=before != table.phase)
 
 
 def read_table(raw: bytes | str | None) -> tuple[ChatGame | None, str | None]:

@@ -1,8 +1,21 @@
 """Every Redis key the bot writes, spelt in one place.
 
-A chat's keys carry a ``{chat_id}`` hash tag, a user's a ``{user_id}`` one, so each
-chat's (each user's) keys share a cluster slot and change together in one MULTI. The
-indexes over all chats are split over shards, each shard its own slot.
+Two kinds of keys carry a chat:
+
+* A GAME's keys take its ``Place`` (``bot.domain.place``: a chat, or one forum topic of
+  it): its record, owed output, screen, claims, pending stats and rating, lost notice,
+  and its members of the timers, running, owed-output and pending indexes. They spell
+  the place as ``Place.tag`` (``{<chat>}``, or ``{<chat>}_<topic>``) in keys and as
+  ``Place.text`` (``<chat>`` or ``<chat>_<topic>``) in index members and markers, so a
+  place without a topic is spelt exactly as the chat id was before places existed.
+* The CHAT's keys take ``chat_id``: what belongs to the group whatever game it plays and
+  wherever (its settings, its stats totals, its leaderboards, where it moved to and its
+  migration markers).
+
+Every key of a chat, whichever place, carries the ``{<chat_id>}`` hash tag, a user's a
+``{<user_id>}`` one, so each chat's (each user's) keys share a cluster slot and change
+together in one MULTI (a move writes its game's record and its group's totals at once).
+The indexes over all games are split over shards by chat, each shard its own slot.
 
 These strings are what stored data is found by: never change one without a migration.
 """
@@ -11,20 +24,36 @@ from __future__ import annotations
 
 from typing import Final
 
+from bot.domain.place import Place
 from bot.domain.roles import Role
 
-# --- a chat's records -------------------------------------------------------------
+# --- a game's record --------------------------------------------------------------
 
 
-def table_key(chat_id: int) -> str:
-    return f"durak:{{{chat_id}}}:table"
+def table_key(place: Place) -> str:
+    return f"durak:{place.tag}:table"
+
+
+def quarantine_key(place: Place, stamp: float) -> str:
+    """Where an unreadable table is moved (same slot: the move is one transaction)."""
+    return f"durak:{place.tag}:quarantine:{stamp:.6f}"
+
+
+def lost_notice_key(place: Place, game_id: str) -> str:
+    """Once marker: the group was told this game was lost."""
+    return f"durak:{place.tag}:lost:{game_id}"
+
+
+# --- a chat's records, whatever its games ---------------------------------------------
 
 
 def stats_key(chat_id: int) -> str:
+    """The group's totals (added to by the end of every game played in it)."""
     return f"durak:{{{chat_id}}}:stats"
 
 
 def settings_key(chat_id: int) -> str:
+    """The group's settings (its language, rating on or off), for all its games."""
     return f"durak:{{{chat_id}}}:settings"
 
 
@@ -38,57 +67,48 @@ def migrated_key(new: int, old: int) -> str:
     return f"durak:{{{new}}}:migrated-from:{old}"
 
 
-def quarantine_key(chat_id: int, stamp: float) -> str:
-    """Where an unreadable table is moved (same slot: the move is one transaction)."""
-    return f"durak:{{{chat_id}}}:quarantine:{stamp:.6f}"
+# --- what a game's moves owe the screen, and what it shows ------------------------
 
 
-def lost_notice_key(chat_id: int, game_id: str) -> str:
-    """Once marker: the group was told this game was lost."""
-    return f"durak:{{{chat_id}}}:lost:{game_id}"
-
-
-# --- what a chat's moves owe the screen, and what it shows ------------------------
-
-
-def output_key(chat_id: int) -> str:
-    """What the chat's last moves still owe the screen (written with each move; its
+def output_key(place: Place) -> str:
+    """What the game's last moves still owe the screen (written with each move; its
     fields: ``bot.store.owed_fields``)."""
-    return f"durak:{{{chat_id}}}:output"
+    return f"durak:{place.tag}:output"
 
 
-def screen_key(chat_id: int) -> str:
-    """What each message of the chat's game shows, as the last worker to change it saw:
+def screen_key(place: Place) -> str:
+    """What each message of the place's game shows, as the last worker to change it saw:
     one field per message role (``group``, ``hand:<user id>``), "<message id>:<digest>";
     ``open:<role>`` while a worker may be changing it (see ``Storage.open_screen``), and
     ``sent:<role>``, the id of a new message the record may not hold yet."""
-    return f"durak:{{{chat_id}}}:screen"
+    return f"durak:{place.tag}:screen"
 
 
 # The words stored in these two keys ("editing", "sending") predate the lock vocabulary.
 
 
-def edit_claim_key(chat_id: int, role: Role) -> str:
-    """Claim: held by the one worker refreshing that message right now."""
-    return f"durak:{{{chat_id}}}:editing:{role}"
+def edit_claim_key(place: Place, role: Role) -> str:
+    """Claim: held by the one worker refreshing that message of the game right now."""
+    return f"durak:{place.tag}:editing:{role}"
 
 
-def send_claim_key(chat_id: int, slot: str) -> str:
-    """Claim: held by the one worker sending ``slot``'s new message right now."""
-    return f"durak:{{{chat_id}}}:sending:{slot}"
+def send_claim_key(to: Place, slot: str) -> str:
+    """Claim: held by the one worker sending ``slot``'s new message right now, keyed by
+    where it goes (the game's place; a hand: its owner's private chat)."""
+    return f"durak:{to.tag}:sending:{slot}"
 
 
-def shown_key(chat_id: int) -> str:
-    """Per player of the chat's game: the step of the last hand known to be on screen."""
-    return f"durak:{{{chat_id}}}:shown"
+def shown_key(place: Place) -> str:
+    """Per player of the place's game: the step of the last hand known to be on screen."""
+    return f"durak:{place.tag}:shown"
 
 
 # --- statistics ---------------------------------------------------------------------
 
 
-def pending_stats_key(chat_id: int, game_id: str) -> str:
+def pending_stats_key(place: Place, game_id: str) -> str:
     """Per finished game: the user totals still to add (written with the game's end)."""
-    return f"durak:{{{chat_id}}}:pending-stats:{game_id}"
+    return f"durak:{place.tag}:pending-stats:{game_id}"
 
 
 def user_key(user_id: int) -> str:
@@ -99,27 +119,28 @@ def user_stats_key(user_id: int) -> str:
     return f"durak:user:{{{user_id}}}:stats"
 
 
-def counted_key(user_id: int, chat_id: int, game_id: str) -> str:
+def counted_key(user_id: int, place: Place, game_id: str) -> str:
     """Once marker: the game was added to the user's totals (a repeat adds nothing)."""
-    return f"durak:user:{{{user_id}}}:counted:{chat_id}:{game_id}"
+    return f"durak:user:{{{user_id}}}:counted:{place.text}:{game_id}"
 
 
 # --- ratings (bot.store.ratings) ----------------------------------------------------
 #
-# A scope is a group (its chat id) or every group together (None: "all"). A game's
-# entries live in its chat's slot, a user's ratings in the user's, and each leaderboard
-# in one slot: the group's, or its season's own for the overall one.
+# A scope is a group (its chat id: every place of the chat) or every group together
+# (None: "all"). A game's entries live in its place's keys (its chat's slot), a user's
+# ratings in the user's, and each leaderboard in one slot: the group's, or its season's
+# own for the overall one.
 
 
-def pending_rating_key(chat_id: int, game_id: str) -> str:
+def pending_rating_key(place: Place, game_id: str) -> str:
     """Per finished game: the game still to rate (written with the game's end)."""
-    return f"durak:{{{chat_id}}}:pending-rating:{game_id}"
+    return f"durak:{place.tag}:pending-rating:{game_id}"
 
 
-def rating_plan_key(chat_id: int, game_id: str) -> str:
+def rating_plan_key(place: Place, game_id: str) -> str:
     """Per finished game, written once: every player's rating before and after it, in
     both scopes, which every settling worker applies (and the result lines read)."""
-    return f"durak:{{{chat_id}}}:rating-plan:{game_id}"
+    return f"durak:{place.tag}:rating-plan:{game_id}"
 
 
 def _scope(chat_id: int | None) -> str:
@@ -131,9 +152,9 @@ def user_rating_key(user_id: int, chat_id: int | None, season: str) -> str:
     return f"durak:user:{{{user_id}}}:rating:{_scope(chat_id)}:{season}"
 
 
-def rated_key(user_id: int, chat_id: int, game_id: str) -> str:
+def rated_key(user_id: int, place: Place, game_id: str) -> str:
     """Once marker: the game's rating plan was applied to the user (both scopes)."""
-    return f"durak:user:{{{user_id}}}:rated:{chat_id}:{game_id}"
+    return f"durak:user:{{{user_id}}}:rated:{place.text}:{game_id}"
 
 
 def rating_history_key(user_id: int) -> str:
@@ -155,7 +176,11 @@ def leaderboard_players_key(chat_id: int | None, season: str) -> str:
     return f"durak:{{{chat_id}}}:leaderboard-players:{season}"
 
 
-# --- indexes over all chats, sharded --------------------------------------------------
+# --- indexes over all games, sharded --------------------------------------------------
+#
+# Each member is a game's ``Place.text`` ("<chat>" or "<chat>_<topic>"; the pending
+# index: "<place>:<game id>"), read back with ``Place.parse``; a place's shard is its
+# chat's.
 
 SHARDS: Final = 16
 """The running-games index, the timers and the owed-output index are split over this
@@ -165,6 +190,21 @@ PENDING_SHARDS: Final = 4
 
 def shard_of(chat_id: int, shards: int = SHARDS) -> int:
     return chat_id % shards
+
+
+def place_shard(place: Place, shards: int = SHARDS) -> int:
+    """The index shard of a game's place: its chat's (every topic of a chat in one)."""
+    return shard_of(place.chat_id, shards)
+
+
+def pending_member(place: Place, game_id: str) -> str:
+    """A finished game's member of the pending index."""
+    return f"{place.text}:{game_id}"
+
+
+def parse_pending_member(member: str) -> tuple[Place, str]:
+    place, _, game_id = member.partition(":")
+    return Place.parse(place), game_id
 
 
 TIMERS_KEY: Final = "durak:{timers}:due"
@@ -177,16 +217,17 @@ def timers_key(shard: int) -> str:
 
 
 def running_key(shard: int) -> str:
+    """The places whose game is being played."""
     return f"durak:{{running:{shard}}}:chats"
 
 
 def output_index_key(shard: int) -> str:
-    """Chats that may owe output, each scored with the time its lease ends."""
+    """Places that may owe output, each scored with the time its lease ends."""
     return f"durak:{{output:{shard}}}:chats"
 
 
 def pending_index_key(shard: int) -> str:
-    """Finished games whose user totals or rating may still be pending ("<chat>:<game
+    """Finished games whose user totals or rating may still be pending ("<place>:<game
     id>")."""
     return f"durak:{{pending:{shard}}}:games"
 
@@ -203,14 +244,14 @@ ALL_OUTPUT_INDEX_KEYS: Final = tuple(output_index_key(n) for n in range(SHARDS))
 # one slot of their own, so each step on them is one transaction.
 
 
-def review_subject_key(chat_id: int, game_id: str) -> str:
+def review_subject_key(place: Place, game_id: str) -> str:
     """A finished game as its reviews need it (``bot.domain.review.ReviewSubject``)."""
-    return f"durak:{{{chat_id}}}:review-game:{game_id}"
+    return f"durak:{place.tag}:review-game:{game_id}"
 
 
-def review_result_key(chat_id: int, game_id: str, user_id: int) -> str:
+def review_result_key(place: Place, game_id: str, user_id: int) -> str:
     """One player's review of one game (``ReviewResult`` JSON), kept like the game."""
-    return f"durak:{{{chat_id}}}:review:{game_id}:{user_id}"
+    return f"durak:{place.tag}:review:{game_id}:{user_id}"
 
 
 REVIEW_JOBS_KEY: Final = "durak:{reviews}:jobs"

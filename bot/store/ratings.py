@@ -29,6 +29,7 @@ from typing import Any
 from redis.exceptions import WatchError
 
 from bot.domain.flow.results import rated_game
+from bot.domain.place import Place
 from bot.domain.rating import (
     FinishedGame,
     Human,
@@ -231,7 +232,7 @@ class GameRatings:
 
     # --- inside a move's transaction ----------------------------------------------
 
-    async def stage(self, pipe: Any, chat_id: int, table: ChatGame) -> str | None:
+    async def stage(self, pipe: Any, place: Place, table: ChatGame) -> str | None:
         """Before the MULTI of the move that ended ``table``'s game (on its watched
         connection): the entry to leave pending, or None when the game is not rated (no
         game played out, no human, rating off for the group)."""
@@ -240,49 +241,49 @@ class GameRatings:
             if game is not None:
                 placings(game)  # a game the model refuses is never left pending
         except ValueError:
-            log.exception("chat %s: game %s cannot be rated", chat_id, table.game_id)
+            log.exception("chat %s: game %s cannot be rated", place, table.game_id)
             return None
         if game is None:
             return None
-        if not read_chat_settings(await pipe.get(settings_key(chat_id))).rating:
+        if not read_chat_settings(await pipe.get(settings_key(place.chat_id))).rating:
             return None
         finished_at = table.finished_at if table.finished_at is not None else time.time()
         names = {seat.user_id: seat.name for seat in table.seats if seat.user_id is not None}
         return pending_to_json(PendingRating(game, names, finished_at, season_at(finished_at)))
 
-    def write(self, pipe: Any, chat_id: int, game_id: str, staged: str | None) -> None:
+    def write(self, pipe: Any, place: Place, game_id: str, staged: str | None) -> None:
         """In the move's MULTI: the game to rate, pending as long as the finished game."""
         if staged is not None:
-            pipe.set(pending_rating_key(chat_id, game_id), staged, ex=self._lives.finished)
+            pipe.set(pending_rating_key(place, game_id), staged, ex=self._lives.finished)
 
     # --- settling, exactly once -------------------------------------------------------
 
-    async def settle_game(self, chat_id: int, game_id: str) -> None:
+    async def settle_game(self, place: Place, game_id: str) -> None:
         """Rate a finished game (once per player, whoever calls and however often), then
-        forget the pending entry."""
+        forget the pending entry. It counts in its group's scope: its chat's."""
         redis = self._db.redis
-        key = pending_rating_key(chat_id, game_id)
+        key = pending_rating_key(place, game_id)
         raw = await redis.get(key)
         if raw is None:
             return
         try:
             pending = pending_from_json(raw)
-            plan = await self._plan_once(chat_id, game_id, pending)
+            plan = await self._plan_once(place, game_id, pending)
         except ValueError:
-            log.exception("chat %s: the rating of game %s is unreadable; dropped", chat_id, game_id)
+            log.exception("chat %s: the rating of game %s is unreadable; dropped", place, game_id)
             await redis.delete(key)
             return
         for user_id, player in plan.players.items():
-            await self._apply_once(chat_id, game_id, plan, user_id, player)
-            await self._copy_to_boards(chat_id, plan.season, user_id, player.name)
+            await self._apply_once(place, game_id, plan, user_id, player)
+            await self._copy_to_boards(place.chat_id, plan.season, user_id, player.name)
         await redis.delete(key)
 
-    async def _plan_once(self, chat_id: int, game_id: str, pending: PendingRating) -> RatingPlan:
+    async def _plan_once(self, place: Place, game_id: str, pending: PendingRating) -> RatingPlan:
         """The game's plan: the one stored, or this worker's if it is the first."""
-        key = rating_plan_key(chat_id, game_id)
+        key = rating_plan_key(place, game_id)
         raw = await self._db.redis.get(key)
         if raw is None:
-            mine = await self._plan(chat_id, pending)
+            mine = await self._plan(place.chat_id, pending)
             # The plan outlives the pending entry (written later, with the same lifetime).
             await self._db.redis.set(key, plan_to_json(mine), nx=True, ex=self._lives.finished)
             raw = await self._db.redis.get(key)
@@ -303,15 +304,15 @@ class GameRatings:
         return RatingPlan(pending.season, pending.finished_at, players)
 
     async def _apply_once(
-        self, chat_id: int, game_id: str, plan: RatingPlan, user_id: int, player: PlannedPlayer
+        self, place: Place, game_id: str, plan: RatingPlan, user_id: int, player: PlannedPlayer
     ) -> None:
         """One transaction in the user's slot: both scopes' records, the history entry and
         the once marker together."""
-        marker = rated_key(user_id, chat_id, game_id)
-        in_group = user_rating_key(user_id, chat_id, plan.season)
+        marker = rated_key(user_id, place, game_id)
+        in_group = user_rating_key(user_id, place.chat_id, plan.season)
         overall = user_rating_key(user_id, None, plan.season)
         history = rating_history_key(user_id)
-        entry = _history_entry(chat_id, plan, player)
+        entry = _history_entry(place.chat_id, plan, player)
         for _ in range(MAX_RETRIES):
             async with self._db.transaction(marker) as pipe:
                 try:
@@ -345,17 +346,17 @@ class GameRatings:
     # --- reading ----------------------------------------------------------------------
 
     async def result_lines(
-        self, chat_id: int, game_id: str, *, overall: bool = False
+        self, place: Place, game_id: str, *, overall: bool = False
     ) -> dict[int, ResultLine]:
         """Each rated player's private result line of the game ("1,512 → 1,527, +15"),
         in the group's season (or overall); empty until the game's plan is made."""
-        raw = await self._db.redis.get(rating_plan_key(chat_id, game_id))
+        raw = await self._db.redis.get(rating_plan_key(place, game_id))
         if raw is None:
             return {}
         try:
             plan = plan_from_json(raw)
         except ValueError:
-            log.exception("chat %s: unreadable rating plan of game %s", chat_id, game_id)
+            log.exception("chat %s: unreadable rating plan of game %s", place, game_id)
             return {}
         return {
             uid: result_line(player.overall if overall else player.group)

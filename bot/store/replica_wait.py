@@ -25,6 +25,7 @@ from redis.asyncio import Redis
 from redis.asyncio.cluster import PipelineCommand, RedisCluster
 from redis.exceptions import ClusterDownError, RedisClusterException, RedisError
 
+from bot.domain.place import Place
 from bot.ops.metrics import REGISTRY
 
 log = logging.getLogger(__name__)
@@ -45,12 +46,13 @@ WAIT_SHORT = Counter(
 
 
 def probe_key(chat_id: int) -> str:
-    """In the chat's hash slot (``durak:{chat}:…``), so on the master that has its table."""
+    """In the chat's hash slot (``durak:{chat}:…``), so on the master that has its table
+    (every place of the chat is in that slot)."""
     return f"durak:{{{chat_id}}}:replicated"
 
 
 class ReplicaWait:
-    """``await wait(chat_id)`` after a commit: the number of replicas that have it."""
+    """``await wait(place)`` after a commit: the number of replicas that have it."""
 
     def __init__(self, redis: Redis, replicas: int, timeout_ms: int) -> None:
         self.redis = redis
@@ -58,9 +60,9 @@ class ReplicaWait:
         self.timeout_ms = timeout_ms
         self._last_warning = 0.0
 
-    async def __call__(self, chat_id: int) -> int:
+    async def __call__(self, place: Place) -> int:
         started = time.perf_counter()
-        key = probe_key(chat_id)
+        key = probe_key(place.chat_id)
         try:
             if isinstance(self.redis, RedisCluster):
                 acked = await self._on_cluster(key)

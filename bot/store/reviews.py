@@ -16,6 +16,7 @@ from typing import Any, Literal
 from redis.asyncio import Redis
 from redis.exceptions import WatchError
 
+from bot.domain.place import Place
 from bot.domain.review import ReviewResult, ReviewSubject
 from bot.store.conditional import MAX_RETRIES, ConditionalWrites, as_text
 from bot.store.keys import (
@@ -42,7 +43,7 @@ Requested = Literal["queued", "running", "busy"]
 class ReviewJob:
     """One player's review of one game."""
 
-    chat_id: int
+    place: Place
     game_id: str
     user_id: int
     lang: str
@@ -50,15 +51,15 @@ class ReviewJob:
 
     @property
     def job_id(self) -> str:
-        return f"{self.chat_id}:{self.game_id}:{self.user_id}"
+        return f"{self.place.text}:{self.game_id}:{self.user_id}"
 
     def to_json(self) -> str:
-        return json.dumps([self.chat_id, self.game_id, self.user_id, self.lang])
+        return json.dumps([self.place.text, self.game_id, self.user_id, self.lang])
 
     @classmethod
     def from_json(cls, raw: str | bytes) -> ReviewJob:
-        chat_id, game_id, user_id, lang = json.loads(raw)
-        return cls(int(chat_id), str(game_id), int(user_id), str(lang))
+        place, game_id, user_id, lang = json.loads(raw)
+        return cls(Place.parse(str(place)), str(game_id), int(user_id), str(lang))
 
 
 @dataclass(frozen=True)
@@ -80,19 +81,19 @@ class ReviewStore:
     # --- the games and the results --------------------------------------------------
 
     async def keep_subject(self, subject: ReviewSubject) -> None:
-        key = review_subject_key(subject.chat_id, subject.game_id)
+        key = review_subject_key(subject.place, subject.game_id)
         await self.redis.set(key, subject.to_json(), ex=self.ttl)
 
-    async def subject(self, chat_id: int, game_id: str) -> ReviewSubject | None:
-        raw = await self.redis.get(review_subject_key(chat_id, game_id))
+    async def subject(self, place: Place, game_id: str) -> ReviewSubject | None:
+        raw = await self.redis.get(review_subject_key(place, game_id))
         return None if raw is None else ReviewSubject.from_json(raw)
 
-    async def result(self, chat_id: int, game_id: str, user_id: int) -> ReviewResult | None:
-        raw = await self.redis.get(review_result_key(chat_id, game_id, user_id))
+    async def result(self, place: Place, game_id: str, user_id: int) -> ReviewResult | None:
+        raw = await self.redis.get(review_result_key(place, game_id, user_id))
         return None if raw is None else ReviewResult.from_json(raw)
 
     async def save_result(self, job: ReviewJob, result: ReviewResult) -> None:
-        key = review_result_key(job.chat_id, job.game_id, job.user_id)
+        key = review_result_key(job.place, job.game_id, job.user_id)
         await self.redis.set(key, result.to_json(), ex=self.ttl)
 
     # --- asking for one -------------------------------------------------------------

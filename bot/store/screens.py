@@ -1,4 +1,4 @@
-"""What each message of a chat's game shows, and the claims of the workers changing it.
+"""What each message of a game shows, and the claims of the workers changing it.
 
 One worker at a time may change a message: it takes the message's edit claim (or, for a
 new message, its send claim), each ending by itself after ``claim_ms`` should its worker
@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from bot.domain.place import Place
 from bot.domain.roles import Role
 from bot.store.conditional import ConditionalWrites, as_text
 from bot.store.keys import (
@@ -44,7 +45,8 @@ class Screen:
     because of what it alone showed last (another may have edited the message since), and
     no edit of an older record lands after a newer one."""
 
-    chat_id: int
+    place: Place
+    """The game's place (whose record the message shows)."""
     role: Role
     message_id: int | None = None
     digest: str | None = None
@@ -81,10 +83,10 @@ def _sent_field(role: Role) -> str:
     return f"sent:{role}"
 
 
-def _screen_read(chat_id: int, role: Role, fields: list[Any]) -> Screen:
+def _screen_read(place: Place, role: Role, fields: list[Any]) -> Screen:
     """The screen from its record, its open field and its noted send (``screen_key``)."""
     shown, left_open, sent = fields
-    screen = _screen_of(chat_id, role, shown)
+    screen = _screen_of(place, role, shown)
     if left_open:
         screen.unknown()
     if sent is not None:
@@ -92,11 +94,11 @@ def _screen_read(chat_id: int, role: Role, fields: list[Any]) -> Screen:
     return screen
 
 
-def _screen_of(chat_id: int, role: Role, raw: bytes | str | None) -> Screen:
+def _screen_of(place: Place, role: Role, raw: bytes | str | None) -> Screen:
     if raw is None:
-        return Screen(chat_id, role)
+        return Screen(place, role)
     message_id, _, digest = as_text(raw).partition(":")
-    return Screen(chat_id, role, int(message_id), digest or None)
+    return Screen(place, role, int(message_id), digest or None)
 
 
 class Screens:
@@ -117,38 +119,38 @@ class Screens:
         """How long an edit or send claim lasts unless ended (a dead worker's runs out)."""
 
     async def read(
-        self, chat_id: int, role: Role, *, claim: bool
+        self, place: Place, role: Role, *, claim: bool
     ) -> tuple[dict[Any, Any], bytes | str | None, Screen]:
-        """The chat's owed output (its hash), its record (raw) and what the ``role``
+        """The place's owed output (its hash), its record (raw) and what the ``role``
         message shows, at one moment in one round trip; with ``claim``, under the
         message's edit claim (``ScreenBusy`` if another worker holds it)."""
-        screens = screen_key(chat_id)
-        async with self._db.transaction(output_key(chat_id)) as pipe:
+        screens = screen_key(place)
+        async with self._db.transaction(output_key(place)) as pipe:
             if claim:
-                pipe.set(edit_claim_key(chat_id, role), "1", nx=True, px=self.claim_ms)
-            pipe.hgetall(output_key(chat_id))
-            pipe.get(table_key(chat_id))
+                pipe.set(edit_claim_key(place, role), "1", nx=True, px=self.claim_ms)
+            pipe.hgetall(output_key(place))
+            pipe.get(table_key(place))
             pipe.hmget(screens, [role, _open_field(role), _sent_field(role)])
             if claim:
                 pipe.hset(screens, _open_field(role), "1")  # the holder's own already, if busy
                 pipe.expire(screens, max(self._lives.idle, self._lives.finished))
             answers = await pipe.execute()
         if claim and not answers.pop(0):
-            raise ScreenBusy(chat_id, role)
+            raise ScreenBusy(place, role)
         owed_raw, raw, shown = answers[:3]
-        screen = _screen_read(chat_id, role, shown)
+        screen = _screen_read(place, role, shown)
         screen.claimed = claim
         return owed_raw, raw, screen
 
     async def note_sent(self, screen: Screen, message_id: int) -> None:
         screen.unstored, screen.noted = message_id, True
-        key = screen_key(screen.chat_id)
+        key = screen_key(screen.place)
         await self._db.redis.hset(key, _sent_field(screen.role), str(message_id))
 
-    async def close(self, chat_id: int, screen: Screen) -> None:
+    async def close(self, place: Place, screen: Screen) -> None:
         """What the message shows now (if that changed), and its edit claim ended."""
-        screens = screen_key(chat_id)
-        async with self._db.transaction(output_key(chat_id)) as pipe:
+        screens = screen_key(place)
+        async with self._db.transaction(output_key(place)) as pipe:
             if screen.changed and screen.message_id is not None and screen.digest is not None:
                 pipe.hset(screens, screen.role, f"{screen.message_id}:{screen.digest}")
             elif screen.changed:
@@ -157,35 +159,35 @@ class Screens:
             if screen.noted and screen.unstored is None:
                 done.append(_sent_field(screen.role))
             pipe.hdel(screens, *done)
-            pipe.delete(edit_claim_key(chat_id, screen.role))
+            pipe.delete(edit_claim_key(place, screen.role))
             await pipe.execute()
 
-    async def shown(self, chat_id: int, role: Role) -> Screen | None:
-        """What the chat's ``role`` message shows; None while a worker is changing it."""
-        key = screen_key(chat_id)
+    async def shown(self, place: Place, role: Role) -> Screen | None:
+        """What the game's ``role`` message shows; None while a worker is changing it."""
+        key = screen_key(place)
         shown, left_open = await self._db.redis.hmget(key, [role, _open_field(role)])
-        return None if left_open is not None else _screen_of(chat_id, role, shown)
+        return None if left_open is not None else _screen_of(place, role, shown)
 
-    async def claim_send(self, chat_id: int, slot: str) -> bool:
-        key = send_claim_key(chat_id, slot)
+    async def claim_send(self, to: Place, slot: str) -> bool:
+        key = send_claim_key(to, slot)
         return bool(await self._db.redis.set(key, "1", nx=True, px=self.claim_ms))
 
-    async def release_send(self, chat_id: int, slot: str) -> None:
-        await self._db.redis.delete(send_claim_key(chat_id, slot))
+    async def release_send(self, to: Place, slot: str) -> None:
+        await self._db.redis.delete(send_claim_key(to, slot))
 
     # --- when each hand was first on screen ---------------------------------------
 
     async def mark_hand_shown(
-        self, chat_id: int, user_id: int, game_id: str, step: int, at: float
+        self, place: Place, user_id: int, game_id: str, step: int, at: float
     ) -> None:
         prefix = f"{game_id}:{step}:"
         await self._conditional.set_first(
-            shown_key(chat_id), str(user_id), prefix, f"{prefix}{at}", self._lives.idle
+            shown_key(place), str(user_id), prefix, f"{prefix}{at}", self._lives.idle
         )
 
-    async def hands_shown(self, chat_id: int) -> dict[int, HandShown]:
+    async def hands_shown(self, place: Place) -> dict[int, HandShown]:
         shown = {}
-        for user, value in (await self._db.redis.hgetall(shown_key(chat_id))).items():
+        for user, value in (await self._db.redis.hgetall(shown_key(place))).items():
             game_id, step, at = as_text(value).split(":")
             shown[int(user)] = HandShown(game_id, int(step), float(at))
         return shown

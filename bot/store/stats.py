@@ -1,4 +1,7 @@
-"""Statistics: a chat's totals (with each game's end) and each user's (exactly once).
+"""Statistics: a group's totals (with each game's end) and each user's (exactly once).
+
+The totals are the chat's (``stats_key``: every place of the chat adds to them); what a
+game's end leaves pending is the game's (its place's keys).
 
 A game's end adds to the chat's totals in the move's own transaction and leaves the user
 totals it owes pending there (``pending_stats_key``, indexed in another slot first). They
@@ -16,15 +19,18 @@ from typing import Any
 
 from redis.exceptions import WatchError
 
+from bot.domain.place import Place
 from bot.domain.records import StatDelta, StatLine
 from bot.ops import metrics
 from bot.store.conditional import MAX_RETRIES, as_text
 from bot.store.keys import (
     PENDING_SHARDS,
     counted_key,
+    parse_pending_member,
     pending_index_key,
+    pending_member,
     pending_stats_key,
-    shard_of,
+    place_shard,
     stats_key,
     user_stats_key,
 )
@@ -33,7 +39,7 @@ from bot.store.transactions import Lifetimes, StorageConflict, Transactions
 SETTLE_EVERY = 30.0
 """Seconds between one process's looks for user totals a dead worker left pending."""
 
-SettleGame = Callable[[int, str], Awaitable[None]]
+SettleGame = Callable[[Place, str], Awaitable[None]]
 
 
 class GameStats:
@@ -46,38 +52,39 @@ class GameStats:
 
     # --- inside a move's transaction ----------------------------------------------
 
-    async def index_pending(self, client: Any, chat_id: int, game_id: str) -> None:
+    async def index_pending(self, client: Any, place: Place, game_id: str) -> None:
         """Before the move's transaction (another slot): a crash after it leaves an entry
         the settling finds; an entry without pending totals is dropped."""
         await client.sadd(
-            pending_index_key(shard_of(chat_id, PENDING_SHARDS)), f"{chat_id}:{game_id}"
+            pending_index_key(place_shard(place, PENDING_SHARDS)), pending_member(place, game_id)
         )
 
-    def write(self, pipe: Any, chat_id: int, game_id: str, deltas: list[StatDelta]) -> None:
-        """Add the game's end to the chat's totals and leave the users' pending (MULTI)."""
+    def write(self, pipe: Any, place: Place, game_id: str, deltas: list[StatDelta]) -> None:
+        """Add the game's end to its group's totals (the chat's, whichever place) and
+        leave the users' pending (MULTI)."""
         for delta in deltas:
-            _add_stats(pipe, stats_key(chat_id), delta)
+            _add_stats(pipe, stats_key(place.chat_id), delta)
         if deltas:
             pending = json.dumps([vars(delta) for delta in deltas])
-            pipe.set(pending_stats_key(chat_id, game_id), pending, ex=self._lives.finished)
+            pipe.set(pending_stats_key(place, game_id), pending, ex=self._lives.finished)
 
     # --- user totals, exactly once --------------------------------------------------
 
-    async def settle_game(self, chat_id: int, game_id: str) -> None:
+    async def settle_game(self, place: Place, game_id: str) -> None:
         """Add a finished game to each human's totals (once per user and game, whoever
         calls and however often), then forget the pending entry (not the index entry:
         ``unindex``, once everything else the game's end left pending is settled too)."""
         redis = self._db.redis
-        raw = await redis.get(pending_stats_key(chat_id, game_id))
+        raw = await redis.get(pending_stats_key(place, game_id))
         if raw is not None:
             for item in json.loads(raw):
-                await self._count_once(chat_id, game_id, StatDelta(**item))
-            await redis.delete(pending_stats_key(chat_id, game_id))
+                await self._count_once(place, game_id, StatDelta(**item))
+            await redis.delete(pending_stats_key(place, game_id))
 
-    async def unindex(self, chat_id: int, game_id: str) -> None:
+    async def unindex(self, place: Place, game_id: str) -> None:
         """The game's end left nothing pending any more: the settling stops looking."""
         await self._db.redis.srem(
-            pending_index_key(shard_of(chat_id, PENDING_SHARDS)), f"{chat_id}:{game_id}"
+            pending_index_key(place_shard(place, PENDING_SHARDS)), pending_member(place, game_id)
         )
 
     async def settle_pending(self, now: float, settle_game: SettleGame) -> int:
@@ -90,14 +97,13 @@ class GameStats:
         looked = 0
         for shard in range(PENDING_SHARDS):
             for member in await self._db.redis.smembers(pending_index_key(shard)):
-                chat, _, game_id = as_text(member).partition(":")
-                await settle_game(int(chat), game_id)
+                await settle_game(*parse_pending_member(as_text(member)))
                 looked += 1
         return looked
 
-    async def _count_once(self, chat_id: int, game_id: str, delta: StatDelta) -> None:
+    async def _count_once(self, place: Place, game_id: str, delta: StatDelta) -> None:
         """One transaction in the user's slot: the once marker and the counts together."""
-        marker = counted_key(delta.user_id, chat_id, game_id)
+        marker = counted_key(delta.user_id, place, game_id)
         for _ in range(MAX_RETRIES):
             async with self._db.transaction(marker) as pipe:
                 try:

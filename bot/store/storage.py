@@ -1,5 +1,9 @@
 """``Storage``: the one door to Redis that the rest of the bot uses.
 
+A method about a game takes its ``Place`` (the chat, or one forum topic of it); one about
+the group itself (its settings, totals, leaderboards, a move to a supergroup) takes its
+``chat_id`` (``bot.store.keys`` says which keys are which).
+
 Each concern is a repository of its own (``games``, ``output``, ``screens``, ``timers``,
 ``stats``, ``ratings``, ``preferences``, ``migration``); this façade builds them over one
 connection and keeps the methods callers know. A move's record, owed output, pending stats
@@ -14,6 +18,7 @@ from typing import Any, Final, TypeVar
 
 from redis.asyncio import Redis
 
+from bot.domain.place import Place
 from bot.domain.rating import RatingRecord, ResultLine
 from bot.domain.records import (
     ChatGame,
@@ -27,7 +32,7 @@ from bot.domain.records import (
 from bot.domain.roles import Role, hand_role
 from bot.store import owed_fields
 from bot.store.conditional import ConditionalWrites
-from bot.store.games import GameRecords
+from bot.store.games import GameRecords, Quarantined
 from bot.store.keys import (
     RUNNING_KEY,
     SHARDS,
@@ -55,6 +60,8 @@ from bot.store.transactions import Lifetimes, StorageConflict, Transactions
 from bot.store.write import Write
 
 T = TypeVar("T")
+AfterCommit = Callable[[Place], Awaitable[object]]
+"""Awaited with a game's place after its table was written."""
 
 
 class Storage:
@@ -68,7 +75,12 @@ class Storage:
         idle_ttl: int,
         settings_ttl: int = 180 * 24 * 3600,
         output_lease: float = OUTPUT_LEASE,
+        on_quarantine: Quarantined | None = None,
+        after_commit: AfterCommit | None = None,
     ) -> None:
+        """``on_quarantine``: told (place, game id) after an unreadable table was moved
+        aside; ``after_commit``: awaited with the place after each table write
+        (``bot.store.replica_wait``: Redis WAIT)."""
         self.redis = redis
         self.output_lease = output_lease
         self.output_sweep_every = min(1.0, output_lease / 4)
@@ -79,10 +91,8 @@ class Storage:
         self.idle_ttl = idle_ttl
         self.settings_ttl = settings_ttl
         """Group settings and user records expire this long after their last use."""
-        self.on_quarantine: Callable[[int, str], None] | None = None
-        """Called with (chat_id, game_id) after an unreadable table was moved aside."""
-        self.after_commit: Callable[[int], Awaitable[object]] | None = None
-        """Awaited with the chat id after a table write (bot.store.replica_wait: Redis WAIT)."""
+        self.on_quarantine = on_quarantine
+        self.after_commit = after_commit
         db = Transactions(redis)
         lives = Lifetimes(finished=finished_ttl, idle=idle_ttl, settings=settings_ttl)
         conditional = ConditionalWrites(redis, db.transaction)  # one: it learns "no Lua" once
@@ -105,38 +115,39 @@ class Storage:
         self._migration = ChatMigration(db, lives, timers=self._timers, running=self._running)
         self._preferences = Preferences(db, lives)
 
-    def _quarantined(self, chat_id: int, game_id: str) -> None:
+    def _quarantined(self, place: Place, game_id: str) -> None:
         if self.on_quarantine is not None:
-            self.on_quarantine(chat_id, game_id)
+            self.on_quarantine(place, game_id)
 
-    # --- the chat's game ------------------------------------------------------------
+    # --- a place's game ------------------------------------------------------------
 
-    async def load_table(self, chat_id: int) -> ChatGame | None:
-        """The chat's game (following a group that became a supergroup), to change."""
-        return await self._games.load(chat_id)
+    async def load_table(self, place: Place) -> ChatGame | None:
+        """The place's game (following a group that became a supergroup), to change."""
+        return await self._games.load(place)
 
-    async def peek_table(self, chat_id: int) -> ChatGame | None:
+    async def peek_table(self, place: Place) -> ChatGame | None:
         """Like ``load_table``, for readers that only look (a shared parsed copy)."""
-        return await self._shared_table(chat_id, await self.redis.get(table_key(chat_id)))
+        return await self._shared_table(place, await self.redis.get(table_key(place)))
 
-    async def _shared_table(self, chat_id: int, raw: bytes | str | None) -> ChatGame | None:
+    async def _shared_table(self, place: Place, raw: bytes | str | None) -> ChatGame | None:
         if raw is None:  # none, or the group became a supergroup: the careful way
-            return await self.load_table(chat_id)
-        return await self._games.shared(chat_id, raw)
+            return await self.load_table(place)
+        return await self._games.shared(place, raw)
 
     async def moved_to(self, chat_id: int) -> int | None:
+        """The chat a group that became a supergroup lives in now (all its places)."""
         return await self._games.moved_to(chat_id)
 
-    async def update_table(self, chat_id: int, change: Callable[[ChatGame | None], Write[T]]) -> T:
+    async def update_table(self, place: Place, change: Callable[[ChatGame | None], Write[T]]) -> T:
         """Run ``change`` on the current table and store its result atomically.
 
         ``change`` may run more than once (after a conflict), so it must be pure.
         """
-        committed = await self._games.update(chat_id, change)
+        committed = await self._games.update(place, change)
         write = committed.write
-        if committed.chat_id is not None:
+        if committed.place is not None:
             if self.after_commit is not None:
-                await self.after_commit(committed.chat_id)
+                await self.after_commit(committed.place)
             await self._after_write(write, phase_changed=committed.phase_changed)
         return write.value
 
@@ -145,98 +156,102 @@ class Storage:
         table = write.table
         assert table is not None
         if write.stats:
-            await self.settle_game_stats(table.chat_id, table.game_id)
+            await self.settle_game_stats(table.place, table.game_id)
         if phase_changed:
-            await self._running.follow(table.chat_id, table.phase)
+            await self._running.follow(table.place, table.phase)
 
-    async def running_chats(self) -> list[int]:
-        return await self._running.chats()
+    async def running_places(self) -> list[Place]:
+        """The places whose game is being played."""
+        return await self._running.places()
 
     async def migrate_chat(self, old: int, new: int) -> ChatGame | None:
-        """Move a group's game, statistics and settings to its new (supergroup) id;
-        returns the moved table. Safe to call twice (the second does nothing)."""
+        """Move a group's game, statistics and settings to its new (supergroup) id (each
+        place to ``Place.in_chat(new)``); returns the moved table. Safe to call twice
+        (the second does nothing)."""
         return await self._migration.migrate(old, new)
 
-    async def claim_lost_notice(self, chat_id: int, game_id: str) -> bool:
+    async def claim_lost_notice(self, place: Place, game_id: str) -> bool:
         """True for exactly one caller: the one who tells the group its game was lost."""
-        return await self._games.lost_notice_once(chat_id, game_id)
+        return await self._games.lost_notice_once(place, game_id)
 
     # --- what is on screen ------------------------------------------------------------
 
     async def open_screen(
-        self, chat_id: int, role: Role
+        self, place: Place, role: Role
     ) -> tuple[OwedOutput, ChatGame | None, Screen]:
-        """Take the edit claim of the chat's ``role`` message and read, at one moment, the
-        chat's owed output, its record and what that message shows (``Screens.read``).
+        """Take the edit claim of the game's ``role`` message and read, at one moment, the
+        game's owed output, its record and what that message shows (``Screens.read``).
         ``ScreenBusy`` if another worker holds the claim; ``close_screen`` ends it."""
-        return await self._read_screen(chat_id, role, claim=True)
+        return await self._read_screen(place, role, claim=True)
 
     async def peek_screen(
-        self, chat_id: int, role: Role
+        self, place: Place, role: Role
     ) -> tuple[OwedOutput, ChatGame | None, Screen]:
         """Like ``open_screen``, without the claim: to see whether there is anything to do.
         A message some worker may be changing right now reads as unknown."""
-        return await self._read_screen(chat_id, role, claim=False)
+        return await self._read_screen(place, role, claim=False)
 
     async def _read_screen(
-        self, chat_id: int, role: Role, *, claim: bool
+        self, place: Place, role: Role, *, claim: bool
     ) -> tuple[OwedOutput, ChatGame | None, Screen]:
-        owed_raw, raw, screen = await self._screens.read(chat_id, role, claim=claim)
-        return owed_of(owed_raw), await self._shared_table(chat_id, raw), screen
+        owed_raw, raw, screen = await self._screens.read(place, role, claim=claim)
+        return owed_of(owed_raw), await self._shared_table(place, raw), screen
 
     async def note_sent(self, screen: Screen, message_id: int) -> None:
         """A new message went out in ``screen``'s role: its id, kept until the record holds
         it, so that a worker dying in between leaves it to the next refresh to delete."""
         await self._screens.note_sent(screen, message_id)
 
-    async def close_screen(self, chat_id: int, screen: Screen) -> None:
+    async def close_screen(self, place: Place, screen: Screen) -> None:
         """What the message shows now (if that changed), and its edit claim ended."""
-        await self._screens.close(chat_id, screen)
+        await self._screens.close(place, screen)
 
-    async def screen(self, chat_id: int, role: Role) -> Screen | None:
-        """What the chat's ``role`` message shows; None while a worker is changing it."""
-        return await self._screens.shown(chat_id, role)
+    async def screen(self, place: Place, role: Role) -> Screen | None:
+        """What the game's ``role`` message shows; None while a worker is changing it."""
+        return await self._screens.shown(place, role)
 
-    async def claim_send(self, chat_id: int, slot: str) -> bool:
+    async def claim_send(self, to: Place, slot: str) -> bool:
         """True for one worker at a time: the one that may send ``slot``'s new message
-        (a hand that notifies, a first table message) until ``release_send``."""
-        return await self._screens.claim_send(chat_id, slot)
+        (a hand that notifies, a first table message) to ``to`` until ``release_send``."""
+        return await self._screens.claim_send(to, slot)
 
-    async def release_send(self, chat_id: int, slot: str) -> None:
-        await self._screens.release_send(chat_id, slot)
+    async def release_send(self, to: Place, slot: str) -> None:
+        await self._screens.release_send(to, slot)
 
     async def mark_hand_shown(
-        self, chat_id: int, user_id: int, game_id: str, step: int, at: float
+        self, place: Place, user_id: int, game_id: str, step: int, at: float
     ) -> None:
         """Remember when the hand for ``step`` first landed (a later refresh of the same
         step, e.g. after a restart, keeps the first time)."""
-        await self._screens.mark_hand_shown(chat_id, user_id, game_id, step, at)
+        await self._screens.mark_hand_shown(place, user_id, game_id, step, at)
 
-    async def hands_shown(self, chat_id: int) -> dict[int, HandShown]:
-        return await self._screens.hands_shown(chat_id)
+    async def hands_shown(self, place: Place) -> dict[int, HandShown]:
+        return await self._screens.hands_shown(place)
 
     # --- owed output: what committed moves still have to show -------------------------
 
-    async def owed_output(self, chat_id: int) -> OwedOutput:
-        return await self._output.read(chat_id)
+    async def owed_output(self, place: Place) -> OwedOutput:
+        return await self._output.read(place)
 
-    async def owed_note(self, chat_id: int, note_id: str) -> dict[str, Any] | None:
-        return await self._output.note(chat_id, note_id)
+    async def owed_note(self, place: Place, note_id: str) -> dict[str, Any] | None:
+        return await self._output.note(place, note_id)
 
-    async def settle_output(self, chat_id: int, fields: dict[str, int | None]) -> bool:
+    async def settle_output(self, place: Place, fields: dict[str, int | None]) -> bool:
         """Clear the owed ``fields`` that ask for at most the given revision (None: any);
-        true when the chat then owes nothing."""
-        return await self._output.settle(chat_id, fields)
+        true when the place then owes nothing."""
+        return await self._output.settle(place, fields)
 
-    async def release_output(self, chat_id: int) -> None:
-        """This process showed everything the chat owed: its lease ends."""
-        await self._output.release(chat_id)
+    async def release_output(self, place: Place) -> None:
+        """This process showed everything the place owed: its lease ends."""
+        await self._output.release(place)
 
-    async def renew_output_leases(self, now: float, chats: set[int]) -> None:
-        """Extend the leases this process holds for ``chats`` (still sending)."""
-        await self._output.renew(now, chats)
+    async def renew_output_leases(self, now: float, places: set[Place]) -> None:
+        """Extend the leases this process holds for ``places`` (still sending)."""
+        await self._output.renew(now, places)
 
-    async def claim_owed_output(self, now: float, limit: int = 50) -> list[tuple[int, OwedOutput]]:
+    async def claim_owed_output(
+        self, now: float, limit: int = 50
+    ) -> list[tuple[Place, OwedOutput]]:
         """Owed output whose lease ran out (its worker died or gave it back), leased to
         this process now (see ``OwedOutputs.sweep``)."""
         return await self._output.sweep(now, limit)
@@ -247,30 +262,30 @@ class Storage:
 
     # --- timers -------------------------------------------------------------------------
 
-    async def set_timer(self, chat_id: int, due: float) -> None:
-        await self._timers.set(chat_id, due)
+    async def set_timer(self, place: Place, due: float) -> None:
+        await self._timers.set(place, due)
 
-    async def timers_due_by(self, until: float, limit: int = 100) -> list[tuple[float, int, str]]:
-        """Timers due by ``until`` (at most ``limit`` per shard): (due, chat id, key)."""
+    async def timers_due_by(self, until: float, limit: int = 100) -> list[tuple[float, Place, str]]:
+        """Timers due by ``until`` (at most ``limit`` per shard): (due, place, key)."""
         return await self._timers.due_by(until, limit)
 
-    async def claim_timer(self, chat_id: int, key: str, now: float) -> bool:
-        """Lease the chat's timer in ``key`` if it is due by ``now``, for exactly one
+    async def claim_timer(self, place: Place, key: str, now: float) -> bool:
+        """Lease the game's timer in ``key`` if it is due by ``now``, for exactly one
         claimant, until ``release_timer`` (or ``TIMER_LEASE``, should its worker die)."""
-        return await self._timers.lease(chat_id, key, now)
+        return await self._timers.lease(place, key, now)
 
-    async def release_timer(self, chat_id: int) -> None:
+    async def release_timer(self, place: Place) -> None:
         """The timer's work is done: drop it unless a new due time replaced the lease."""
-        await self._timers.release(chat_id)
+        await self._timers.release(place)
 
     # --- statistics ---------------------------------------------------------------------
 
-    async def settle_game_stats(self, chat_id: int, game_id: str) -> None:
+    async def settle_game_stats(self, place: Place, game_id: str) -> None:
         """Add a finished game to each human's totals and rate it, once per user and game;
         the game stays indexed for the periodic settling until both are done."""
-        await self._stats.settle_game(chat_id, game_id)
-        await self._ratings.settle_game(chat_id, game_id)
-        await self._stats.unindex(chat_id, game_id)
+        await self._stats.settle_game(place, game_id)
+        await self._ratings.settle_game(place, game_id)
+        await self._stats.unindex(place, game_id)
 
     async def settle_pending_stats(self, now: float) -> int:
         """Settle what a worker that died after a game's end left: games looked at."""
@@ -285,11 +300,11 @@ class Storage:
     # --- ratings ------------------------------------------------------------------------
 
     async def rating_lines(
-        self, chat_id: int, game_id: str, *, overall: bool = False
+        self, place: Place, game_id: str, *, overall: bool = False
     ) -> dict[int, ResultLine]:
         """Each rated player's result line of the game, by user id (the group's season,
         or ``overall``); empty when it was not rated (or is not yet)."""
-        return await self._ratings.result_lines(chat_id, game_id, overall=overall)
+        return await self._ratings.result_lines(place, game_id, overall=overall)
 
     async def top(
         self, chat_id: int | None, season: str, min_games: int, limit: int

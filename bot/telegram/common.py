@@ -1,4 +1,5 @@
-"""What the handlers share: their services, the reply language, toasts, membership."""
+"""What the handlers share: their services, the reply language, toasts, membership, and
+the one function that says which place (``bot.domain.place``) an update is in."""
 
 from __future__ import annotations
 
@@ -8,13 +9,14 @@ from collections.abc import MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
-from telegram import CallbackQuery, Chat, User
+from telegram import CallbackQuery, Chat, Update, User
 from telegram.constants import ChatMemberStatus, ChatType
 from telegram.error import TelegramError
 
 from bot.app.games import Games
 from bot.app.reviews import Reviews
 from bot.domain.flow import Person
+from bot.domain.place import Place
 from bot.render import Rendered
 from locales import Translator
 
@@ -85,8 +87,13 @@ class Services:
     reviews: Reviews | None = None
     """The Hard player's reviews of finished games (None: not offered)."""
 
-    def say(self, chat_id: int, text: str, reply_to: int | None = None) -> None:
-        self.games.box.say(chat_id, Rendered(text), reply_to=reply_to)
+    def say(self, place: Place, text: str, reply_to: int | None = None) -> None:
+        """A new message into ``place`` (where the update came from: ``place_of``)."""
+        self.games.box.say(place, Rendered(text), reply_to=reply_to)
+
+    def tell(self, user_id: int, text: str) -> None:
+        """A new message in the user's private chat (wherever the update came from)."""
+        self.games.box.tell(user_id, Rendered(text))
 
     async def reply_language(self, chat: Chat, user: User | None) -> Translator:
         """The language of a command's reply in ``chat`` (see ``bot.app.language``)."""
@@ -101,6 +108,18 @@ class Services:
     async def own_language(self, user: User) -> Translator:
         """What ``user`` alone reads (a toast, their private chat)."""
         return await self.games.languages.person(user.id, user.language_code)
+
+
+def place_of(update: Update) -> Place | None:
+    """The place an update is in: where its game lives and its replies go (None: no
+    chat). The one place that decides it: every handler asks here, none builds a place
+    from a chat id. For now a chat is one place (one game per chat, topic None); games
+    per forum topic will read the message's ``message_thread_id`` here (a forum's
+    General topic, and every chat without topics, stay topic None)."""
+    chat = update.effective_chat
+    if chat is None:
+        return None
+    return Place(chat.id)
 
 
 def person(user: User, lang: str) -> Person:

@@ -12,9 +12,10 @@ from bot import render
 from bot.app import lobbies
 from bot.app.players import dm_open
 from bot.domain import flow
-from bot.domain.callbacks import GroupButton, GroupOp
+from bot.domain.callbacks import GroupButton, GroupOp, encode_group_link
 from bot.domain.flow import FlowError
 from bot.domain.lobby_options import LOBBY_OPTIONS, OPTIONS_BY_OP, Who
+from bot.domain.place import Place
 from bot.domain.records import AI_LEVELS, LobbyScreen
 from bot.telegram.common import LinkToast, Said, Services, Toast, person
 from bot.telegram.taps import Tap
@@ -25,7 +26,8 @@ from locales import Translator, how_to_play, negotiate
 class GroupTap:
     """A tap on a group (lobby or result) button."""
 
-    chat_id: int
+    place: Place
+    """The place of the tapped message: its game's."""
     user: User
     game_id: str
     op: GroupOp
@@ -47,7 +49,7 @@ class GroupRoute:
 
 async def join(services: Services, tap: GroupTap) -> Toast:
     me = person(tap.user, negotiate(tap.user.language_code))
-    if not await lobbies.join(services.games, tap.chat_id, tap.game_id, me):
+    if not await lobbies.join(services.games, tap.place, tap.game_id, me):
         # The same deep link as the lobby's first button, opened by the answer itself.
         return LinkToast("toast.open_dm", _deep_link(services, tap))
     return "toast.joined"
@@ -58,27 +60,27 @@ async def how_to(services: Services, tap: GroupTap) -> Toast:
     tr = await tap.language()
     if not await dm_open(services.games.storage, tap.user.id):
         return LinkToast("toast.how_to_open_dm", _deep_link(services, tap))
-    services.say(tap.user.id, how_to_play(tr.lang))
+    services.tell(tap.user.id, how_to_play(tr.lang))
     return "toast.how_to_sent"
 
 
 def _deep_link(services: Services, tap: GroupTap) -> str:
-    return render.deep_link(services.games.bot_username, f"g{tap.chat_id}")
+    return render.deep_link(services.games.bot_username, encode_group_link(tap.place))
 
 
 async def leave(services: Services, tap: GroupTap) -> Toast:
-    await lobbies.leave(services.games, tap.chat_id, tap.game_id, tap.user.id)
+    await lobbies.leave(services.games, tap.place, tap.game_id, tap.user.id)
     return None
 
 
 async def add_ai(services: Services, tap: GroupTap) -> Toast:
     level = lobbies.ai_level(tap.op)
-    await lobbies.add_ai(services.games, tap.chat_id, tap.game_id, tap.user.id, level)
+    await lobbies.add_ai(services.games, tap.place, tap.game_id, tap.user.id, level)
     return None
 
 
 async def remove_ai(services: Services, tap: GroupTap) -> Toast:
-    await lobbies.remove_ai(services.games, tap.chat_id, tap.game_id, tap.user.id)
+    await lobbies.remove_ai(services.games, tap.place, tap.game_id, tap.user.id)
     return None
 
 
@@ -86,7 +88,7 @@ async def change_option(services: Services, tap: GroupTap) -> Toast:
     """Set an option; the answer says its new value at once (the message edit follows,
     paced like every group edit)."""
     game = await lobbies.change_option(
-        services.games, tap.chat_id, tap.game_id, tap.user.id, tap.op, tap.choice
+        services.games, tap.place, tap.game_id, tap.user.id, tap.op, tap.choice
     )
     tr = await tap.language()
     label = render.option_label(OPTIONS_BY_OP[tap.op], game, tr)
@@ -95,7 +97,7 @@ async def change_option(services: Services, tap: GroupTap) -> Toast:
 
 def _screen(screen: LobbyScreen) -> Callable[[Services, GroupTap], Awaitable[Toast]]:
     async def show(services: Services, tap: GroupTap) -> Toast:
-        await lobbies.show_screen(services.games, tap.chat_id, tap.game_id, tap.user.id, screen)
+        await lobbies.show_screen(services.games, tap.place, tap.game_id, tap.user.id, screen)
         return None
 
     return show
@@ -103,35 +105,35 @@ def _screen(screen: LobbyScreen) -> Callable[[Services, GroupTap], Awaitable[Toa
 
 async def options(services: Services, tap: GroupTap) -> Toast:
     """Open the options screen; on it, an option's name tells how to change it."""
-    game = await services.games.storage.load_table(tap.chat_id)
+    game = await services.games.storage.load_table(tap.place)
     if game is not None and game.game_id == tap.game_id and game.lobby_screen == "options":
         return "lobby.options_hint"
     return await _screen("options")(services, tap)
 
 
 async def cancel(services: Services, tap: GroupTap) -> Toast:
-    await lobbies.cancel(services.games, tap.chat_id, tap.game_id, tap.user.id)
+    await lobbies.cancel(services.games, tap.place, tap.game_id, tap.user.id)
     return None
 
 
 async def start(services: Services, tap: GroupTap) -> Toast:
-    await lobbies.start(services.games, tap.chat_id, tap.game_id, tap.user.id)
+    await lobbies.start(services.games, tap.place, tap.game_id, tap.user.id)
     return None
 
 
 async def drop_unreachable(services: Services, tap: GroupTap) -> Toast:
-    await lobbies.drop_unreachable(services.games, tap.chat_id, tap.game_id, tap.user.id)
+    await lobbies.drop_unreachable(services.games, tap.place, tap.game_id, tap.user.id)
     return None
 
 
 async def next_game(services: Services, tap: GroupTap) -> Toast:
-    await lobbies.next_game(services.games, tap.chat_id, tap.game_id)
+    await lobbies.next_game(services.games, tap.place, tap.game_id)
     return None
 
 
 async def fresh_lobby(services: Services, tap: GroupTap) -> Toast:
     opener = person(tap.user, negotiate(tap.user.language_code))
-    await lobbies.fresh_lobby(services.games, tap.chat_id, tap.game_id, opener)
+    await lobbies.fresh_lobby(services.games, tap.place, tap.game_id, opener)
     return None
 
 
@@ -156,14 +158,13 @@ GROUP_ROUTES: dict[GroupOp, GroupRoute] = {
 
 
 async def group_tap(services: Services, tap: Tap, button: GroupButton) -> Toast:
-    message = tap.query.message
-    if message is None:
+    if tap.query.message is None or tap.place is None:
         raise FlowError("toast.stale")
     route = GROUP_ROUTES.get(button.op)
     if route is None:
         raise FlowError("toast.invalid")
     group = GroupTap(
-        message.chat.id,
+        tap.place,
         tap.query.from_user,
         button.game_id,
         button.op,
@@ -180,12 +181,12 @@ async def check_manager(services: Services, tap: GroupTap, route: GroupRoute) ->
     """Refuse unless the tapper is the open lobby's creator or a group admin (or,
     for a "closer" action, any member once the creator has been away a while)."""
     games = services.games
-    game = await games.storage.load_table(tap.chat_id)
+    game = await games.storage.load_table(tap.place)
     if game is None or game.game_id != tap.game_id or game.phase != "lobby":
         raise FlowError("toast.stale")
     if flow.may_manage(game, tap.user.id, False):
         return
     if route.who == "closer" and flow.creator_away(game, games.clock()):
         return
-    if not await services.members.is_admin(tap.chat_id, tap.user.id, tap.bot):
+    if not await services.members.is_admin(tap.place.chat_id, tap.user.id, tap.bot):
         raise FlowError(route.refused)

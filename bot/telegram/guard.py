@@ -33,9 +33,11 @@ from bot.app.lost import announce_lost, retire_keyboard
 from bot.domain import callbacks
 from bot.domain.bounded import BoundedDict
 from bot.domain.callbacks import CallbackError, GroupButton, HandButton
+from bot.domain.place import Place
 from bot.domain.records import ChatGame
 from bot.output.outbox import REPLY_SCOPE, ReplyScope
 from bot.store.storage import Write
+from bot.telegram.common import place_of
 from locales import Translator
 
 log = logging.getLogger(__name__)
@@ -96,7 +98,7 @@ class Guard:
     async def before(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         REPLY_SCOPE.set(None)
         if update.callback_query is not None:
-            await self.tap(update.callback_query)
+            await self.tap(update.callback_query, place_of(update))
         elif update.message is not None:
             self.command(update.message)
 
@@ -126,24 +128,25 @@ class Guard:
 
     # --- taps -----------------------------------------------------------------------
 
-    async def tap(self, query: CallbackQuery) -> None:
+    async def tap(self, query: CallbackQuery, here: Place | None) -> None:
+        """``here``: the place of the tapped message (``place_of``)."""
         try:
             button = callbacks.decode(query.data or "")
         except CallbackError:
             return  # the handler answers "unknown button"
         if isinstance(button, GroupButton):
-            if query.message is None:
+            if query.message is None or here is None:
                 return
-            chat_id = query.message.chat.id
+            place = here
         elif isinstance(button, HandButton):
-            chat_id = button.chat_id
+            place = button.place
         else:
             return
         try:
             async with asyncio.timeout(self.storage_wait):
                 # Only looked at (adopting writes its own copy): the parse the last move's
                 # messages already made is shared, not repeated for every tap.
-                game = await self.games.storage.peek_table(chat_id)
+                game = await self.games.storage.peek_table(place)
         except (RedisError, TimeoutError) as err:
             log.warning("storage unavailable for a tap: %s", err)
             await self.try_again(query)
@@ -151,9 +154,9 @@ class Guard:
         if game is None:
             if isinstance(button, GroupButton) and button.op == "new":
                 return  # an old result's button: the game simply ended long ago
-            live = self.games.box.live_tables.get(chat_id)
+            live = self.games.box.live_tables.get(place)
             if carries(query) or (live is not None and live[0] == button.game_id):
-                await self.lost(query, chat_id, button.game_id)
+                await self.lost(query, place, button.game_id)
                 raise ApplicationHandlerStop
             return  # forged or unknown: the handler says "out of date"
         if game.game_id == button.game_id and query.message is not None:
@@ -175,7 +178,7 @@ class Guard:
         with contextlib.suppress(TelegramError):
             await query.answer(tr.t("toast.try_again"))
 
-    async def lost(self, query: CallbackQuery, chat_id: int, game_id: str) -> None:
+    async def lost(self, query: CallbackQuery, place: Place, game_id: str) -> None:
         self.stats.lost += 1
         tr = await self.own_language(query)
         with contextlib.suppress(TelegramError):
@@ -183,7 +186,7 @@ class Guard:
         if query.message is not None:
             await retire_keyboard(self.games, query.message.chat.id, query.message.message_id)
         with contextlib.suppress(RedisError):
-            await announce_lost(self.games, chat_id, game_id)
+            await announce_lost(self.games, place, game_id)
 
     async def stray(
         self, message_id: int, game: ChatGame, query: CallbackQuery, *, hand: bool
@@ -226,7 +229,7 @@ class Guard:
                 current.seats[seat].hand_message_id = message_id
             return Write(current, True)
 
-        if await self.games.storage.update_table(game.chat_id, change):
+        if await self.games.storage.update_table(game.place, change):
             self.stats.adopted += 1
             self.games.box.refresh(game)
 

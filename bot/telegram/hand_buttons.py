@@ -56,7 +56,7 @@ async def review(services: Services, tap: Tap, button: HandButton) -> Toast:
         return "toast.stale"
     tr = await tap.tapper_language()
     user_id = tap.query.from_user.id
-    return await services.reviews.request(button.chat_id, button.game_id, user_id, tr)
+    return await services.reviews.request(button.place, button.game_id, user_id, tr)
 
 
 HAND_ROUTES: dict[HandOp, HandRoute] = {

@@ -7,20 +7,20 @@ from telegram.ext import ContextTypes
 
 from bot.app import lobbies
 from bot.domain.flow import FlowError
-from bot.telegram.common import Services, is_private, person
+from bot.telegram.common import Services, is_private, person, place_of
 from locales import negotiate
 
 
 async def newgame(services: Services, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    chat, user = update.effective_chat, update.effective_user
-    if chat is None or user is None:
+    chat, user, place = update.effective_chat, update.effective_user, place_of(update)
+    if chat is None or user is None or place is None:
         return
     tr = await services.reply_language(chat, user)
     if is_private(chat):
-        services.say(chat.id, tr.t("newgame.private"))
+        services.say(place, tr.t("newgame.private"))
         return
     creator = person(user, negotiate(user.language_code))
     try:
-        await lobbies.open_lobby(services.games, chat.id, chat.title or "", creator)
+        await lobbies.open_lobby(services.games, place, chat.title or "", creator)
     except FlowError as err:
-        services.say(chat.id, tr.t(err.key), reply_to=err.kwargs.get("reply_to"))
+        services.say(place, tr.t(err.key), reply_to=err.kwargs.get("reply_to"))

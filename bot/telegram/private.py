@@ -25,6 +25,6 @@ async def back_in_chat(
     games, user = services.games, update.effective_user
     buttons = games.app_buttons
     if buttons is not None and user is not None:
-        chat_id = await buttons.back_in_chat(user.id)
-        if chat_id is not None:
-            games.box.refresh_hand(chat_id, user.id)
+        place = await buttons.back_in_chat(user.id)  # the game's, named by the presence
+        if place is not None:
+            games.box.refresh_hand(place, user.id)

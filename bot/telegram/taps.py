@@ -23,8 +23,9 @@ from bot.app.language import Languages
 from bot.domain import callbacks
 from bot.domain.callbacks import Button, CallbackError
 from bot.domain.flow import FlowError
+from bot.domain.place import Place
 from bot.ops import metrics
-from bot.telegram.common import LinkToast, Said, Services, Toast, answer
+from bot.telegram.common import LinkToast, Said, Services, Toast, answer, place_of
 from locales import Translator
 
 MAX_TOAST = 200
@@ -38,6 +39,8 @@ class Tap:
     query: CallbackQuery
     bot: Any
     languages: Languages
+    place: Place | None = None
+    """Where the tapped message is (``place_of``; a hand's game names its own place)."""
     shows: list[Committed] = field(default_factory=list)
     """Moves stored while handling it, shown once it is answered."""
     _tapper_tr: Translator | None = None
@@ -67,7 +70,7 @@ class TapRouter:
             return
         games = self.services.games
         started = time.monotonic()
-        tap = Tap(query, context.bot, games.languages)
+        tap = Tap(query, context.bot, games.languages, place_of(update))
         with games.box.coming():
             try:
                 with games.box.answering():

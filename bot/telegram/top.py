@@ -10,7 +10,7 @@ from bot.domain.callbacks import TopButton
 from bot.domain.flow import FlowError
 from bot.render import Rendered
 from bot.render import rating as rating_text
-from bot.telegram.common import Services, Toast, is_private
+from bot.telegram.common import Services, Toast, is_private, place_of
 from bot.telegram.taps import Tap
 from locales import Translator
 
@@ -39,24 +39,24 @@ async def board_for(services: Services, chat: Chat, tr: Translator, *, overall: 
 
 
 async def top(services: Services, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    chat, user = update.effective_chat, update.effective_user
-    if chat is None or user is None:
+    chat, user, place = update.effective_chat, update.effective_user, place_of(update)
+    if chat is None or user is None or place is None:
         return
     tr = await services.reply_language(chat, user)
     overall = any(arg.lower() in OVERALL_ARGS for arg in context.args or ())
-    services.games.box.say(chat.id, await board_for(services, chat, tr, overall=overall))
+    services.games.box.say(place, await board_for(services, chat, tr, overall=overall))
 
 
 async def top_tap(services: Services, tap: Tap, button: TopButton) -> Toast:
     """The button under a group's /top: the board over all groups, as a new message in
     that chat (in the group's language)."""
     message = tap.query.message
-    if message is None:
+    if message is None or tap.place is None:
         raise FlowError("toast.stale")
     chat = message.chat
     if is_private(chat):
         tr = await tap.tapper_language()
     else:
         tr = await services.games.languages.group(chat.id)
-    services.games.box.say(chat.id, await board_for(services, chat, tr, overall=button.overall))
+    services.games.box.say(tap.place, await board_for(services, chat, tr, overall=button.overall))
     return None

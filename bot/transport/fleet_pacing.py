@@ -240,10 +240,13 @@ class FleetLimiter:
         self.local_until = self.clock() + LOCAL_AFTER_FAILURE
 
 
-def send_limiter(settings: Settings, redis: Redis) -> SendLimiter:
-    """The outbox's limiter: fleet-wide in Redis or per process (``FLEET_PACING``)."""
+def send_limiter(
+    settings: Settings, redis: Redis, clock: Callable[[], float] = time.monotonic
+) -> SendLimiter:
+    """The outbox's limiter: fleet-wide in Redis or per process (``FLEET_PACING``; that
+    one paces by ``clock``)."""
     if not settings.paces_fleet_wide():
-        return GlobalLimiter(settings.global_rate)
+        return GlobalLimiter(settings.global_rate, clock)
     return FleetLimiter(
         redis,
         group_interval=settings.group_edit_interval,

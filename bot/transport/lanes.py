@@ -71,9 +71,10 @@ class Job:
     repeatable: bool = True
     """It works out afresh what to send, so it may run again after a failure; a one-off
     message may not (it might show twice)."""
-    account: int | None = None
-    """The chat whose work this is, counted while queued or running (``ChatLanes.working_for``);
-    None: a message that may be dropped when too many of its kind are pending."""
+    account: Hashable | None = None
+    """Whose work this is (the caller's name for it: for the outbox, a game's place),
+    counted while queued or running (``ChatLanes.working_for``); None: a message that may
+    be dropped when too many of its kind are pending."""
     attempts: int = 0
     requeued: bool = False
 
@@ -171,7 +172,7 @@ class ChatLanes(Generic[J]):
         }
         """Per kind (group or private chat): groups wait longest for the global budget and
         must not hold back the hands' turns."""
-        self._accounts: dict[int, int] = {}
+        self._accounts: dict[Hashable, int] = {}
         self._last_sweep = clock()
         self._idle = asyncio.Event()
         self._idle.set()
@@ -205,11 +206,11 @@ class ChatLanes(Generic[J]):
             self._active += 1
             lane.task = asyncio.create_task(self._drain(lane), name=f"outbox:{chat_id}")
 
-    def working_for(self, account: int) -> bool:
+    def working_for(self, account: Hashable) -> bool:
         """Whether the lanes still count jobs of ``account`` (queued or running)."""
         return account in self._accounts
 
-    def open_accounts(self) -> set[int]:
+    def open_accounts(self) -> set[Hashable]:
         return {account for account, count in self._accounts.items() if count > 0}
 
     def _bound(self, lane: Lane[J], priority: int) -> None:

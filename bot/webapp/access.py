@@ -5,6 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from bot.app.games import Games
+from bot.domain.place import Place
 from bot.domain.records import ChatGame
 from bot.webapp.hub import Hub, dumps
 from bot.webapp.initdata import WebAppUser
@@ -15,24 +16,24 @@ from bot.webapp.views import Seated
 
 async def find_game(
     games: Games, hub: Hub, user: WebAppUser, game_id: str
-) -> tuple[int | None, ChatGame | None]:
-    """The chat the game id is in, and that chat's game (maybe a later one)."""
-    chat_id = await hub.chat_of(game_id) if game_id else None
-    game = await games.storage.peek_table(chat_id) if chat_id is not None else None
-    if chat_id is not None and (game is None or game.seat_of(user.user_id) is None):
+) -> tuple[Place | None, ChatGame | None]:
+    """The place the game id is in, and that place's game (maybe a later one)."""
+    place = await hub.place_of(game_id) if game_id else None
+    game = await games.storage.peek_table(place) if place is not None else None
+    if place is not None and (game is None or game.seat_of(user.user_id) is None):
         # Maybe remembered from before the group moved: ask the index once more.
-        now_in = await hub.chat_of(game_id, fresh=True)
-        if now_in is not None and now_in != chat_id:
-            chat_id, game = now_in, await games.storage.load_table(now_in)
-    return chat_id, game
+        now_in = await hub.place_of(game_id, fresh=True)
+        if now_in is not None and now_in != place:
+            place, game = now_in, await games.storage.load_table(now_in)
+    return place, game
 
 
 async def seated(
     games: Games, hub: Hub, user: WebAppUser, game_id: str, *, moved_status: int = 409
 ) -> Seated | web.Response:
     """The game and the user's seat; a response when there is none to give."""
-    chat_id, game = await find_game(games, hub, user, game_id)
-    if chat_id is None or game is None:
+    place, game = await find_game(games, hub, user, game_id)
+    if place is None or game is None:
         return json_error(404, "no such game")
     seat = game.seat_of(user.user_id)
     if game.game_id != game_id:
@@ -45,4 +46,4 @@ async def seated(
     if seat is None:
         return json_error(403, "not seated")
     tr = await games.languages.person(user.user_id, user.language_code, game.seats[seat].lang)
-    return Seated(user, chat_id, game, seat, tr.lang)
+    return Seated(user, place, game, seat, tr.lang)

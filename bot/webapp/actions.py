@@ -28,7 +28,7 @@ class Actions:
 
     async def refused(self, who: Seated, err: FlowError) -> web.Response:
         """A refused change, worded as the chat's toast, with the state as it is now."""
-        game = await self.games.storage.load_table(who.chat_id)
+        game = await self.games.storage.load_table(who.place)
         tr = translator(who.lang)
         kwargs = err.kwargs
         if err.key == "toast.moved_on":  # the flow has no translator to name the change
@@ -49,9 +49,9 @@ class Actions:
             return json_error(400, "step must be a number")
         user_id = who.user.user_id
         # Like a tap in the chat: a half-made choice on the hand message is dropped.
-        self.games.clear_mode(who.chat_id, user_id)
+        self.games.clear_mode(who.place, user_id)
         try:
-            game = await self.games.run(who.chat_id, flow.play, game.game_id, user_id, step, action)
+            game = await self.games.run(who.place, flow.play, game.game_id, user_id, step, action)
         except FlowError as err:
             return await self.refused(who, err)
         # The game as this move left it: no second read (the event stream has any later one).
@@ -73,7 +73,7 @@ class Actions:
     async def change(self, who: Seated, operation: Any, *args: Any) -> web.Response:
         """Run a flow operation the way the group's buttons do (``Games.run``)."""
         try:
-            game = await self.games.run(who.chat_id, operation, *args)
+            game = await self.games.run(who.place, operation, *args)
         except FlowError as err:
             return await self.refused(who, err)
         seat = game.seat_of(who.user.user_id)

@@ -16,6 +16,7 @@ from aiohttp import web
 
 from bot.app.games import Games
 from bot.app.reviews import Reviews
+from bot.domain.place import Place
 from bot.domain.review import ReviewResult, ReviewSubject, player_points
 from bot.render import review as render
 from bot.webapp.hub import Hub
@@ -83,10 +84,10 @@ class ReviewApi:
     async def _find(
         self, user: WebAppUser, game_id: str, chat: str | None
     ) -> tuple[ReviewSubject, int, Translator] | web.Response:
-        chat_id = int(chat) if chat and chat.lstrip("-").isdigit() else None
-        if chat_id is None:
-            chat_id = await self.hub.chat_of(game_id, fresh=True) if game_id else None
-        subject = await self.reviews.subject(chat_id, game_id) if chat_id is not None else None
+        place = _place(chat)
+        if place is None:
+            place = await self.hub.place_of(game_id, fresh=True) if game_id else None
+        subject = await self.reviews.subject(place, game_id) if place is not None else None
         if subject is None:
             return json_error(404, "no such game")
         seat = subject.seat_of(user.user_id)
@@ -100,10 +101,10 @@ class ReviewApi:
         if isinstance(found, web.Response):
             return found
         subject, seat, tr = found
-        result = await self.reviews.store.result(subject.chat_id, subject.game_id, user.user_id)
+        result = await self.reviews.store.result(subject.place, subject.game_id, user.user_id)
         body: JsonDict = {
             "game": subject.game_id,
-            "chat": subject.chat_id,
+            "chat": subject.place.text,
             "status": "none" if result is None else "done",
             "texts": {
                 "button": plain(tr.t("review.button")),
@@ -116,7 +117,7 @@ class ReviewApi:
             },
         }
         if result is not None:
-            group = subject.title or str(subject.chat_id)
+            group = subject.title or str(subject.place.chat_id)
             body["heading"] = plain(tr.n("review.title", result.decisions, group=group))
             body["none"] = plain(tr.t("review.none"))
             body["moments"] = moments_json(subject, seat, result, tr)
@@ -129,12 +130,22 @@ class ReviewApi:
             return found
         subject, _, tr = found
         key = await self.reviews.request(
-            subject.chat_id, subject.game_id, user.user_id, tr, resend=False
+            subject.place, subject.game_id, user.user_id, tr, resend=False
         )
         text = (
             plain(tr.t(key))
             if key is not None
-            else plain(render.progress(tr, subject.title or str(subject.chat_id), 0, 0).text)
+            else plain(render.progress(tr, subject.title or str(subject.place.chat_id), 0, 0).text)
         )
         running = key is None or key == "review.running"
         return json_ok({"game": subject.game_id, "queued": running, "text": text})
+
+
+def _place(text: str | None) -> Place | None:
+    """The place a request names (``Place.text``), or None: none, or not a place."""
+    if not text:
+        return None
+    try:
+        return Place.parse(text)
+    except ValueError:
+        return None

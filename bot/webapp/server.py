@@ -225,7 +225,7 @@ class MiniAppServer:
         who = await seated(self.games, self.hub, user, game_id, moved_status=200)
         if isinstance(who, web.Response):
             return who
-        viewer = Viewer(user.user_id, who.chat_id, who.game.game_id, who.lang)
+        viewer = Viewer(user.user_id, who.place, who.game.game_id, who.lang)
         self.open_stream(viewer)
         return await self.live.serve(request, who, viewer, self.close_stream)
 

@@ -1,4 +1,4 @@
-"""The live event stream (server-sent events) of one viewer, and what the chat's hand
+"""The live event stream (server-sent events) of one viewer, and what the game's hand
 does meanwhile: collapsed while the app is open, its buttons back once it closed."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from collections.abc import Callable
 from aiohttp import web
 
 from bot.app.games import Games
+from bot.domain.place import Place
 from bot.store.presence import CLOSE_GRACE, REFRESH_EVERY, Presence
 from bot.webapp.hub import Hub, Viewer, dumps
 from bot.webapp.views import Seated, viewer_state
@@ -55,13 +56,13 @@ class LiveStreams:
         await response.prepare(request)
         await response.write(b"retry: 1000\n\n")
         self.hub.add(viewer)
-        chat_id, user_id = who.chat_id, who.user.user_id
+        place, user_id = who.place, who.user.user_id
         try:
             # Read after subscribing, so no change between the two is missed.
-            game = await self.games.storage.load_table(chat_id) or who.game
+            game = await self.games.storage.load_table(place) or who.game
             viewer.offer(viewer_state(game, None, viewer))
-            await self.presence.mark(chat_id, user_id)
-            self.games.box.refresh_hand(chat_id, user_id)  # collapses to "Open table"
+            await self.presence.mark(place, user_id)
+            self.games.box.refresh_hand(place, user_id)  # collapses to "Open table"
             await self._send_changes(response, viewer, lambda: _gone(request))
         except (ConnectionResetError, asyncio.CancelledError):
             pass
@@ -69,18 +70,18 @@ class LiveStreams:
             self.hub.remove(viewer)
             ended(viewer)
             if not self.closing.is_set():
-                await self._closed(chat_id, user_id)
+                await self._closed(place, user_id)
         return response
 
-    async def _closed(self, chat_id: int, user_id: int) -> None:
+    async def _closed(self, place: Place, user_id: int) -> None:
         """The app closed: its hand's buttons come back after a short grace, unless
         another of this user's streams on this game is still open here."""
-        others = self.hub.viewers.get(chat_id, set())
+        others = self.hub.viewers.get(place, set())
         if any(v.user_id == user_id for v in others):
             return
         with contextlib.suppress(Exception):  # Redis away: the mark lapses by itself
-            await self.presence.closed(chat_id, user_id)
-        self.restore_later(chat_id, user_id, CLOSE_GRACE + 0.5)
+            await self.presence.closed(place, user_id)
+        self.restore_later(place, user_id, CLOSE_GRACE + 0.5)
 
     async def _send_changes(
         self, response: web.StreamResponse, viewer: Viewer, gone: Callable[[], bool]
@@ -102,7 +103,7 @@ class LiveStreams:
             if time.monotonic() - marked >= min(REFRESH_EVERY, self.presence.ttl / 3):
                 # Only kept, never re-made: after "Play here" the chat has the buttons
                 # until the app is opened again (a new stream).
-                await self.presence.keep(viewer.chat_id, viewer.user_id)
+                await self.presence.keep(viewer.place, viewer.user_id)
                 marked = time.monotonic()
             latest = viewer.latest
             if latest is not None and latest != viewer.sent:
@@ -113,14 +114,14 @@ class LiveStreams:
             else:
                 await response.write(b": keep-alive\n\n")
 
-    def restore_later(self, chat_id: int, user_id: int, after: float) -> None:
+    def restore_later(self, place: Place, user_id: int, after: float) -> None:
         """Once the app has been closed for ``after`` seconds, the hand's buttons come
         back (the refresh renders the collapsed message again, unchanged, if it was
         reopened)."""
 
         async def restore() -> None:
             await asyncio.sleep(after)
-            self.games.box.refresh_hand(chat_id, user_id)
+            self.games.box.refresh_hand(place, user_id)
 
         task = asyncio.create_task(restore())
         self.restores.add(task)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.domain.place import Place
 from bot.domain.records import ChatGame
 from bot.webapp.hub import Viewer, dumps
 from bot.webapp.initdata import WebAppUser
@@ -18,7 +19,7 @@ class Seated:
     """An authenticated request about a game its user sits in."""
 
     user: WebAppUser
-    chat_id: int
+    place: Place
     game: ChatGame
     seat: int
     lang: str

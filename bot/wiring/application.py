@@ -15,7 +15,7 @@ from bot.app.ai_runner import AiRunner
 from bot.app.games import Games, Timing
 from bot.app.language import Languages
 from bot.app.migration import follow_migration
-from bot.app.quarantine_notice import install_quarantine_notice
+from bot.app.quarantine_notice import QuarantineNotice
 from bot.app.ratings import Ratings
 from bot.app.recovery import RedisWatch
 from bot.app.review_worker import ReviewWorker
@@ -25,6 +25,7 @@ from bot.app.turn_gate import TurnGate
 from bot.domain.bounded import BoundedDict
 from bot.ops.settings import Settings
 from bot.output.outbox import MigrationHook, Outbox
+from bot.store.games import Quarantined
 from bot.store.replica_wait import ReplicaWait
 from bot.store.reviews import ReviewStore
 from bot.store.storage import Storage
@@ -46,6 +47,10 @@ __all__ = [
     "GROUP_COMMANDS",
     "PRIVATE_COMMANDS",
     "build_application",
+    "build_games",
+    "build_outbox",
+    "build_services",
+    "build_storage",
     "games_of",
     "publish_commands",
     "start_services",
@@ -70,20 +75,21 @@ def bot_api_client(settings: Settings, *, connections: int) -> MeteredRequest:
     )
 
 
-def build_storage(settings: Settings, redis: Redis) -> Storage:
-    storage = Storage(
+def build_storage(
+    settings: Settings, redis: Redis, *, on_quarantine: Quarantined | None = None
+) -> Storage:
+    wait = None
+    if settings.redis_wait_replicas:
+        wait = ReplicaWait(redis, settings.redis_wait_replicas, settings.redis_wait_timeout_ms)
+    return Storage(
         redis,
         finished_ttl=settings.finished_ttl,
         idle_ttl=settings.idle_ttl,
         settings_ttl=settings.settings_ttl,
         output_lease=settings.output_lease,
+        on_quarantine=on_quarantine,
+        after_commit=wait,
     )
-    if settings.redis_wait_replicas:
-        # Storage takes no constructor argument for it yet (bot/store is being split).
-        storage.after_commit = ReplicaWait(
-            redis, settings.redis_wait_replicas, settings.redis_wait_timeout_ms
-        )
-    return storage
 
 
 def build_ptb(settings: Settings, *, set_commands: bool) -> App:
@@ -118,7 +124,11 @@ def build_outbox(
     screens: Screens,
     clock: Callable[[], float],
     on_migrated: MigrationHook,
+    *,
+    pacing_clock: Callable[[], float] = time.monotonic,
 ) -> Outbox:
+    """``clock``: wall-clock time (when a hand landed); ``pacing_clock``: what the lanes
+    and the per-process budget pace by."""
     return Outbox(
         bot,
         storage,
@@ -129,10 +139,11 @@ def build_outbox(
         calm_delay=settings.calm_delay,
         private_interval=settings.private_interval,
         global_rate=settings.global_rate,
+        clock=pacing_clock,
         wall_clock=clock,
         settle_delay=settings.bot_api_timeout,
         on_migrated=on_migrated,
-        limiter=send_limiter(settings, storage.redis),
+        limiter=send_limiter(settings, storage.redis, pacing_clock),
     )
 
 
@@ -144,6 +155,7 @@ def build_games(
     *,
     clock: Callable[[], float],
     ai_processes: int,
+    pacing_clock: Callable[[], float] = time.monotonic,
 ) -> Games:
     """Languages, then the screens the outbox renders, then the games that use both."""
     app_buttons = live.buttons if live is not None else None
@@ -164,7 +176,9 @@ def build_games(
         storage,
         timing,
         AiRunner(ai_processes),
-        outbox=build_outbox(settings, bot, storage, screens, clock, migrated),
+        outbox=build_outbox(
+            settings, bot, storage, screens, clock, migrated, pacing_clock=pacing_clock
+        ),
         screens=screens,
         on_change=[live.changed] if live is not None else [],
         # The scheduler asks the turn gate first: no deadline passes on a hand not yet shown.
@@ -183,16 +197,16 @@ def build_application(
     set_commands: bool = True,
 ) -> App:
     """The bot, ready for ``run_polling``/``run_webhook`` (or ``start_bot`` in tests)."""
-    storage = build_storage(settings, redis)
+    notice = QuarantineNotice()  # the storage tells it; it tells the group, once bound
+    storage = build_storage(settings, redis, on_quarantine=notice)
     app = build_ptb(settings, set_commands=set_commands)
     live = webapp.link(settings, storage)
     games = build_games(settings, storage, app.bot, live, clock=clock, ai_processes=ai_processes)
     app.bot_data[GAMES_KEY] = games
-    install_quarantine_notice(games)
-    members = Members(BoundedDict(MAX_ADMIN_ANSWERS))  # forgotten answers are asked again
+    notice.bind(games)
     reviews = build_reviews(settings, games, clock)
     app.bot_data[REVIEWS_KEY] = ReviewWorker(reviews, games.ai, clock=clock)
-    registry.install(app, Services(games, members, reviews), Guard(games))
+    registry.install(app, build_services(games, reviews), Guard(games))
     app.bot_data[WATCH_KEY] = RedisWatch(games)
     webapp.install(app.bot_data, settings, games, live, reviews)
     return app
@@ -204,6 +218,13 @@ def build_reviews(settings: Settings, games: Games, clock: Callable[[], float]) 
     reviews = Reviews(store, games, per_minute=settings.reviews_per_minute, clock=clock)
     games.on_change.append(reviews.keep)
     return reviews
+
+
+def build_services(games: Games, reviews: Reviews | None = None) -> Services:
+    """What every handler uses: the games, who is a member or admin where, and the
+    reviews (None: not offered)."""
+    members = Members(BoundedDict(MAX_ADMIN_ANSWERS))  # forgotten answers are asked again
+    return Services(games, members, reviews)
 
 
 def games_of(app: App) -> Games:

@@ -40,7 +40,7 @@ class LiveLink:
         if game.phase == "playing":
             # One read for every hand: players in the app see their turn there (no new,
             # notifying hand message), and a collapsed hand needs no refresh at all.
-            effects.in_app = await self.presence.in_app_of(game.chat_id, set(hand_targets(game)))
+            effects.in_app = await self.presence.in_app_of(game.place, set(hand_targets(game)))
             # But the reminder before a timeout: it comes whichever way they play.
             effects.notify -= effects.in_app - {flow.reminded_user(game)}
         await self.hub.changed(game, self.settings.idle_ttl)

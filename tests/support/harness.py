@@ -24,6 +24,7 @@ from redis.asyncio import Redis
 from bot.app.games import Games
 from bot.domain import callbacks
 from bot.domain.lobby_options import OPTIONS_BY_OP
+from bot.domain.place import Place
 from bot.domain.records import ChatGame
 from bot.ops.settings import Settings
 from bot.ops.verify import main as verify_main
@@ -161,7 +162,7 @@ class Harness:
         self.bots.remove(bot)
 
     async def table(self, chat_id: int) -> ChatGame:
-        table = await self.games.storage.load_table(chat_id)
+        table = await self.games.storage.load_table(Place(chat_id))
         assert table is not None
         return table
 
@@ -246,7 +247,7 @@ def pressable(h: Harness, user_id: int, step: int) -> list[tuple[int, int, str]]
     newest = max(mid for _, mid, _ in buttons)
     _, chat, game, *_ = next(data for _, mid, data in buttons if mid == newest).split(":")
     shown = (game, step)
-    current = any(bot.games.box.shown.get((int(chat), user_id)) == shown for bot in h.bots)
+    current = any(bot.games.box.shown.get((Place.parse(chat), user_id)) == shown for bot in h.bots)
     return [
         (s, mid, data)
         for s, mid, data in buttons

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from bot.domain.place import Place
 from bot.store.storage import Storage
 
 
-async def claim_due(storage: Storage, now: float) -> list[int]:
-    """The chats whose due timer ``storage`` won (each leased; see ``claim_timer``)."""
+async def claim_due(storage: Storage, now: float) -> list[Place]:
+    """The places whose due timer ``storage`` won (each leased; see ``claim_timer``)."""
     claimed = []
-    for _, chat_id, key in await storage.timers_due_by(now):
-        if await storage.claim_timer(chat_id, key, now):
-            claimed.append(chat_id)
+    for _, place, key in await storage.timers_due_by(now):
+        if await storage.claim_timer(place, key, now):
+            claimed.append(place)
     return claimed
 
 

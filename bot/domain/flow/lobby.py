@@ -25,6 +25,7 @@ from bot.domain.flow.common import (
 from bot.domain.flow.dealing import deal_game
 from bot.domain.flow.turns import schedule
 from bot.domain.lobby_options import LOBBY_OPTIONS, OPTIONS_BY_OP
+from bot.domain.place import Place
 from bot.domain.records import AiLevel, ChatGame, LobbyScreen, Seat
 from engine import Rules, Series, dealer_by_lot
 from engine.rules import MAX_PLAYERS, MIN_PLAYERS
@@ -38,7 +39,7 @@ DM_DEADLINE = 180.0
 def new_lobby(
     game: ChatGame | None,
     moment: Moment,
-    chat_id: int,
+    place: Place,
     title: str,
     creator: Person,
     game_id: str,
@@ -52,7 +53,8 @@ def new_lobby(
         raise FlowError("newgame.lobby_open", reply_to=game.lobby_message_id)
     lobby = ChatGame(
         game_id=game_id,
-        chat_id=chat_id,
+        chat_id=place.chat_id,
+        topic_id=place.topic_id,
         chat_title=title,
         creator_id=creator.user_id,
         rules=game.rules if game is not None else Rules(),

@@ -133,6 +133,7 @@ def fresh_lobby(
     lobby = ChatGame(
         game_id=new_game_id,
         chat_id=game.chat_id,
+        topic_id=game.topic_id,
         chat_title=game.chat_title,
         creator_id=opener.user_id,
         rules=game.rules,

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import importlib
 import json
 import os
@@ -83,7 +84,7 @@ async def snapshot(bot: BotInternals, store: Any, chat: int, username: str) -> d
             continue  # a computer seat has no private chat
         seats.append([info.user_id, info.hand_message_id])
         own = bot.translator(bot.negotiate(info.lang))
-        hand = bot.render.hand_message(game, seat, own, now=time.time()).text
+        hand = await hand_text(bot, store, game, seat, own)
         expected.append([info.user_id, info.hand_message_id, hand])
     owed = await store.owed_output(bot.place(chat))
     return {
@@ -95,6 +96,20 @@ async def snapshot(bot: BotInternals, store: Any, chat: int, username: str) -> d
         "group_played": {str(line.user_id): line.played for line in await store.chat_stats(chat)},
         "owed_complete": bool(owed.complete),
     }
+
+
+async def hand_text(bot: BotInternals, store: Any, game: Any, seat: int, tr: Any) -> str:
+    """A hand as the bot renders it: a finished game's as its result with the player's
+    rating change (``Ratings.game_line``), where the tree under test has one."""
+    finished_hand = getattr(bot.render, "finished_hand", None)
+    if game.phase != "finished" or finished_hand is None:
+        return str(bot.render.hand_message(game, seat, tr, now=time.time()).text)
+    rating = importlib.import_module("bot.domain.rating")
+    user = game.seats[seat].user_id
+    line = (await store.rating_lines(bot.place(game.chat_id), game.game_id)).get(user)
+    if line is not None:
+        line = dataclasses.replace(line, provisional=line.games < rating.MIN_GAMES_LISTED)
+    return str(finished_hand(game, seat, tr, line, rating.MIN_GAMES_LISTED).text)
 
 
 async def user_played(store: Any, users: list[int]) -> dict[str, int]:

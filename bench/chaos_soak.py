@@ -71,6 +71,11 @@ PREFERENCE = "pBatbr"
 """Moves a player makes, most wanted first: pass, beat, attack, take, pick a card to beat
 with, transfer (a short game); a trump swap and leaving are never pressed."""
 DECK_PRESSES = {36: 0, 52: 1, 24: 2}
+"""Taps of a lobby's cycling deck button (code before the options screen) per deck."""
+DECK_VALUES = (24, 36, 52)
+MOVE_TAKEN = "✓ "
+"""How a taken move's answer starts (the toasts' tally leaves those out)."""
+"""The deck option's values on the options screen: ``d<index>`` sets one."""
 """Taps on the lobby's deck option from the default 36 (it cycles 24, 36, 52)."""
 FAULT_METHODS = ("sendMessage", "editMessageText", "deleteMessage")
 """Calls that fail with a 5xx: the output, which the bot retries. answerCallbackQuery is
@@ -264,9 +269,15 @@ async def tap(soak: Soak, user: int, chat: int, message_id: int, data: str) -> s
         return None
     soak.tally.taps.append(Tap(started, time.monotonic() - started))
     text = answer.text or ""
-    if text:
+    if text and not text.startswith(MOVE_TAKEN):
         soak.tally.toasts[text] += 1
     return text
+
+
+def taken_move(answer: str) -> bool:
+    """A move the bot made: answered with no toast (older code) or with the move itself
+    said to its maker ("✓ You beat …")."""
+    return answer == "" or answer.startswith(MOVE_TAKEN)
 
 
 async def press_until_taken(
@@ -383,7 +394,7 @@ async def open_first_lobby(soak: Soak, group: Group, changes: Subscription) -> b
         soak.tally.fail("play_went_on", f"group {group.chat}: no lobby after /newgame")
         return False
     codes = ["e"] if group.computer else []
-    codes += ["d"] * DECK_PRESSES[soak.options.deck]
+    codes += deck_codes(soak.emu, group.chat, soak.options.deck)
     steps = [(user, "j") for user in group.users[1:]] + [(group.creator, c) for c in codes]
     gid = group.game_id
     for user, code in steps:
@@ -396,6 +407,14 @@ async def open_first_lobby(soak: Soak, group: Group, changes: Subscription) -> b
         if not await press_until_taken(soak, changes, user, group.chat, lobby_button, what):
             return False
     return True
+
+
+def deck_codes(emu: BotApiEmulator, chat: int, deck: int) -> list[str]:
+    """The lobby taps that choose ``deck``: a cycling deck button (code from before the
+    options screen, as an older ``--bot-tree`` has), or the options screen's value."""
+    if group_button(emu, chat, "d") is not None:
+        return ["d"] * DECK_PRESSES[deck]
+    return [] if deck == 36 else ["o", f"d{DECK_VALUES.index(deck)}", "b"]
 
 
 async def wait_lobby(
@@ -454,7 +473,7 @@ async def play_game(soak: Soak, group: Group, changes: Subscription) -> bool:
         answer = await tap(soak, user, user, message_id, data)
         if answer is None or (answer and answer.startswith(TRY_AGAIN)):
             group.pressed.discard((user, message_id, edits))  # no answer: tap again
-        elif answer == "" and data.split(":")[4][:1] != "b":
+        elif taken_move(answer) and data.split(":")[4][:1] != "b":
             soak.tally.moves += 1  # a pick only changes the keyboard
 
 

@@ -30,9 +30,10 @@ async def test_rating_history_is_the_askers_own(make_harness: Any) -> None:
         await h.settle()
         [entry] = await h.games.storage.rating_history(ANN, 10)
 
-        # The finished hand is the result alone: no table to open any more.
+        # The finished hand is the result: no table to open any more, only its review.
         result = [m for m in h.emu.messages(ANN) if m.from_bot and "🏁" in m.text][-1]
-        assert result.inline_keyboard == [] and "📈 Rating 930 → " in result.text
+        ops = [b["callback_data"].rsplit(":", 1)[1] for row in result.inline_keyboard for b in row]
+        assert ops == ["v"] and "📈 Rating 930 → " in result.text
 
         status, body = await get_rating(http, port, {"X-Telegram-Init-Data": init_data(ANN)})
         assert status == 200

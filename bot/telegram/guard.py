@@ -48,6 +48,9 @@ MAX_TRACKED = 50_000
 LANGUAGE_WAIT = 0.2
 """How long a "try again" answer waits for the tapper's language (the storage remembers
 it for a while; otherwise Redis is likely away and the Telegram language will do)."""
+LOST_LANGUAGE_WAIT = 3.0
+"""The same for "this game was lost": Redis has just answered (it said the game is
+gone), so the tapper's /language is worth waiting for even on a busy process."""
 
 
 @dataclass
@@ -164,12 +167,12 @@ class Guard:
                 query.message.message_id, game, query, hand=isinstance(button, HandButton)
             )
 
-    async def own_language(self, query: CallbackQuery) -> Translator:
-        """The tapper's language, chosen with /language if the storage knows it soon:
-        these answers are for when Redis is away or lost the game."""
+    async def own_language(self, query: CallbackQuery, wait: float = LANGUAGE_WAIT) -> Translator:
+        """The tapper's language, chosen with /language if the storage knows it within
+        ``wait``: these answers are for when Redis is away or lost the game."""
         user = query.from_user
         return await self.games.languages.person_if_reachable(
-            user.id, user.language_code, wait=LANGUAGE_WAIT
+            user.id, user.language_code, wait=wait
         )
 
     async def try_again(self, query: CallbackQuery) -> None:
@@ -180,7 +183,7 @@ class Guard:
 
     async def lost(self, query: CallbackQuery, place: Place, game_id: str) -> None:
         self.stats.lost += 1
-        tr = await self.own_language(query)
+        tr = await self.own_language(query, LOST_LANGUAGE_WAIT)
         with contextlib.suppress(TelegramError):
             await query.answer(tr.t("toast.game_lost"))
         if query.message is not None:

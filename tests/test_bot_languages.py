@@ -106,6 +106,7 @@ BUTTONS = (
     "lobby.option_partners",
     "lobby.option_pace",
     "review.button",
+    "settings.button_rating",
 )
 # The options screen's value buttons: a value's text or a number, the current one marked.
 VALUES = (

@@ -1,7 +1,8 @@
 """The one callback-data codec. Every button's data is made and read here.
 
 Group buttons: ``g:<game>:<op>``; language picker: ``l:<lang>``; /top's boards:
-``t:a`` (over all groups) or ``t:g`` (the chat's group); /rules buttons:
+``t:a`` (over all groups) or ``t:g`` (the chat's group); /settings buttons: ``S:<setting>``
+(its name) or ``S:<setting><0|1>`` (the value it sets); /rules buttons:
 ``r:<place>`` (all of them) or ``r:<place>:<section letter>``; hand buttons in a
 private chat: ``h:<place>:<game>:<step>:<op><cards>`` (the step the keyboard was made at;
 see ``without_steps``). ``<place>`` is the game's ``Place.text``: ``<chat>`` or
@@ -93,6 +94,11 @@ _SECTION_CODES: Final[dict[Section, str]] = {
 _SECTIONS_BY_CODE: Final = {code: section for section, code in _SECTION_CODES.items()}
 assert set(_SECTION_CODES) == set(SECTIONS)
 _TOP_RE: Final = re.compile(r"t:([ag])")
+Setting = Literal["rating"]
+"""A group setting /settings changes (``ChatSettings``)."""
+_SETTING_CODES: Final[dict[str, Setting]] = {"r": "rating"}
+_SETTINGS_BY_NAME: Final = {setting: code for code, setting in _SETTING_CODES.items()}
+_SETTINGS_RE: Final = re.compile(r"S:([a-z])([01])?")
 _HAND_RE: Final = re.compile(
     rf"h:({PLACE_PATTERN}):([a-z0-9]{{6}}):(\d{{1,7}}):([a-zA-Z])([a-zA-Z]{{0,6}})"
 )
@@ -154,7 +160,15 @@ class TopButton:
     overall: bool
 
 
-Button = GroupButton | LanguageButton | HandButton | RulesButton | TopButton
+@dataclass(frozen=True)
+class SettingsButton:
+    """A button of the /settings menu: the value it sets, or (None) the setting's name."""
+
+    setting: Setting
+    value: bool | None = None
+
+
+Button = GroupButton | LanguageButton | HandButton | RulesButton | TopButton | SettingsButton
 
 
 def _c(card: int) -> str:
@@ -189,6 +203,11 @@ def encode_language(lang: str) -> str:
 
 def encode_top(*, overall: bool) -> str:
     return _checked(f"t:{'a' if overall else 'g'}")
+
+
+def encode_settings(setting: Setting, value: bool | None = None) -> str:
+    tail = "" if value is None else str(int(value))
+    return _checked(f"S:{_SETTINGS_BY_NAME[setting]}{tail}")
 
 
 def _hand(place: Place, game_id: str, step: int, body: str) -> str:
@@ -285,6 +304,11 @@ def decode(data: str) -> Button:
         return RulesButton(place, section)
     if m := _TOP_RE.fullmatch(data):
         return TopButton(overall=m[1] == "a")
+    if m := _SETTINGS_RE.fullmatch(data):
+        setting = _SETTING_CODES.get(m[1])
+        if setting is None:
+            raise CallbackError("unknown setting")
+        return SettingsButton(setting, None if m[2] is None else m[2] == "1")
     if m := _HAND_RE.fullmatch(data):
         return _decode_hand(_place(m[1]), m[2], int(m[3]), m[4], m[5])
     raise CallbackError("unknown button")

@@ -16,5 +16,5 @@ async def help_command(
     if chat is None or place is None:
         return
     tr = await services.reply_language(chat, user)
-    commands = tr.t("help.text") + "\n" + tr.t("help.top")
+    commands = tr.t("help.text") + "\n" + tr.t("help.top") + "\n" + tr.t("help.settings")
     services.say(place, commands + "\n\n" + how_to_play(tr.lang))

@@ -32,6 +32,7 @@ from bot.domain.callbacks import (
     HandButton,
     LanguageButton,
     RulesButton,
+    SettingsButton,
     TopButton,
 )
 from bot.telegram.common import Services
@@ -44,6 +45,7 @@ from bot.telegram.newgame import newgame
 from bot.telegram.private import back_in_chat, private_message
 from bot.telegram.rules import rules_command, rules_tap
 from bot.telegram.service import migrated
+from bot.telegram.settings import settings_command, settings_tap
 from bot.telegram.start import start
 from bot.telegram.stats import stats
 from bot.telegram.taps import TapRoute, TapRouter
@@ -66,10 +68,11 @@ COMMANDS: dict[str, Handler] = {
     "top": top,
     "rules": rules_command,
     "language": language_command,
+    "settings": settings_command,
 }
 """Every command, in the order PTB is given them."""
-GROUP_COMMANDS = ("newgame", "rules", "stats", "top", "language", "help")
-PRIVATE_COMMANDS = ("start", "stats", "top", "rules", "language", "help")
+GROUP_COMMANDS = ("newgame", "rules", "stats", "top", "language", "settings", "help")
+PRIVATE_COMMANDS = ("start", "stats", "top", "rules", "language", "settings", "help")
 """The menus, in the order Telegram shows them."""
 TAP_ROUTES: Mapping[type[Button], TapRoute] = {
     GroupButton: group_tap,
@@ -77,6 +80,7 @@ TAP_ROUTES: Mapping[type[Button], TapRoute] = {
     RulesButton: rules_tap,
     LanguageButton: language_tap,
     TopButton: top_tap,
+    SettingsButton: settings_tap,
 }
 """Which handler a tap goes to, by the kind of button its data decodes to."""
 

@@ -51,6 +51,7 @@ from sandbox.emulator import BotApiEmulator, RateLimits
 from sandbox.emulator.events import Subscription
 
 MOVE_OPS = "aBbtprs"
+MOVE_TAKEN = "✓ "
 TOO_LATE = "Too late"
 REACTION = 0.8
 """Seconds before a tap within which a change on screen no longer stops the finger."""
@@ -139,6 +140,8 @@ async def tap(
         return None  # the message is gone
     tally.taps += 1
     text = answer.text or ""
+    if text.startswith(MOVE_TAKEN):
+        text = ""  # taken: the bot says the move to its maker ("✓ You beat …")
     if text:
         tally.toasts[text[:40]] = tally.toasts.get(text[:40], 0) + 1
         tally.too_late += text.startswith(TOO_LATE)

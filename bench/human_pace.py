@@ -43,6 +43,7 @@ from redis.asyncio import Redis
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bot_load import TOKEN, hand_buttons, redis_backend, set_up
 
+from bot.domain.place import Place
 from bot.domain.records import ChatGame
 from bot.domain.schema import current_json
 from bot.store.keys import table_key
@@ -207,7 +208,7 @@ async def watch_table(
     last_step = -1
     held: tuple[int, float] | None = None
     while time.monotonic() < stop_at:
-        raw = await redis.get(table_key(chat))
+        raw = await redis.get(table_key(Place(chat)))
         now = time.monotonic()
         if raw is not None:
             game = ChatGame.model_validate_json(current_json("Table", raw))

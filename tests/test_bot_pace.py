@@ -18,8 +18,9 @@ from bot.domain.flow.turns import ACTIVE_THROW_IN_FACTOR
 from bot.domain.lobby_options import OPTIONS_BY_OP
 from bot.domain.place import Place
 from bot.domain.records import ChatGame
+from bot.domain.roles import hand_role
 from bot.render.labels import too_wide
-from bot.store.storage import Owed, Storage, Write, hand_target, table_key
+from bot.store.storage import Owed, Storage, Write, table_key
 from engine import Attack, Beat, Rules, Take, legal_actions, must_act
 from locales import SUPPORTED, translator, visible_text
 from locales.rules_text import SECTIONS, SHORT_LIMIT, TablePace, rules_short, rules_text
@@ -329,7 +330,7 @@ async def test_a_throw_in_window_shown_late_still_lasts_a_whole_window() -> None
     # Still owed (a worker is on its way with it): not asked for again, still waited for.
     owing = await store_of_the_player()
     await owing.update_table(
-        game.place, lambda _: Write(game, None, output=Owed([hand_target(user)], [], []))
+        game.place, lambda _: Write(game, None, output=Owed([hand_role(user)], [], []))
     )
     games.storage = owing
     assert await gate.postpone_until(game, deadline) == again

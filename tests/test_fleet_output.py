@@ -32,6 +32,7 @@ from bot.app.games import CRASH_AFTER_COMMIT, CRASH_EXIT_CODE
 from bot.domain.place import Place
 from bot.domain.rating import MIN_GAMES_LISTED, ResultLine
 from bot.domain.records import ChatGame, Seat
+from bot.domain.roles import hand_role
 from bot.output.outbox import NOTIFY_LATE, Outbox
 from bot.render import Rendered
 from bot.store.storage import (
@@ -40,7 +41,6 @@ from bot.store.storage import (
     Owed,
     Storage,
     Write,
-    hand_target,
     output_index_key,
     shard_of,
     stats_key,
@@ -616,7 +616,7 @@ async def test_a_message_whose_worker_died_changing_it_is_edited_again(redis: Re
     box.refresh_hand(Place(GROUP), ANN)
     await asyncio.wait_for(box.idle(), 10)
     dying = Storage(redis, finished_ttl=3600, idle_ttl=3600, output_lease=0.1)
-    await dying.open_screen(Place(GROUP), hand_target(ANN))  # editing to "B", say; never closed
+    await dying.open_screen(Place(GROUP), hand_role(ANN))  # editing to "B", say; never closed
     assert not await box.shows_hand(Place(GROUP), ANN, 7, Rendered("shows A"))
     box.refresh_hand(Place(GROUP), ANN)  # waits for the claim (0.2 s), then edits
     await asyncio.wait_for(box.idle(), 10)
@@ -636,7 +636,7 @@ async def test_a_new_hand_whose_worker_died_before_storing_it_is_deleted(
     box = worker_outbox(redis, bot, _render_title, _render_title)
     await box.storage.update_table(Place(GROUP), _titled("A"))  # the record's hand: message 7
     dying = Storage(redis, finished_ttl=3600, idle_ttl=3600, output_lease=0.1)
-    _, _, screen = await dying.open_screen(Place(GROUP), hand_target(ANN))
+    _, _, screen = await dying.open_screen(Place(GROUP), hand_role(ANN))
     await dying.note_sent(screen, 7 if stored else 55)  # then SIGKILL
     box.refresh_hand(Place(GROUP), ANN)
     await asyncio.wait_for(box.idle(), 10)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import fakeredis
 
 from bot.domain.place import Place
+from bot.domain.roles import hand_owner, hand_role
 from bot.store import keys, owed_fields, storage
 from bot.store.keys import (
     ALL_OUTPUT_INDEX_KEYS,
@@ -112,9 +113,7 @@ def test_owed_output_fields_keep_their_stored_spelling() -> None:
 def test_names_callers_import_from_storage_are_still_there() -> None:
     assert storage.table_key is keys.table_key
     assert storage.output_key(Place(GROUP)) == "durak:{-100}:output"
-    assert storage.hand_target(7) == "hand:7"
-    assert storage.HAND_TARGET == "hand:"
-    assert storage.delete_field(GROUP, 42) == "del:-100:42"
+    assert hand_role(7) == "hand:7" and hand_owner("hand:7") == 7 and hand_owner("group") is None
     for name in storage.__all__:
         assert hasattr(storage, name), name
 

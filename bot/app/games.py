@@ -22,9 +22,10 @@ from bot.domain.flow import Effects, FlowError, Moment, Outcome, Timing
 from bot.domain.hand_modes import HandMode
 from bot.domain.place import Place
 from bot.domain.records import ChatGame
+from bot.domain.roles import GROUP, hand_role
 from bot.ops import metrics
 from bot.output.outbox import Outbox, hand_targets
-from bot.store.storage import Owed, Storage, Write, hand_target
+from bot.store.storage import Owed, Storage, Write
 
 __all__ = ["Games", "Timing"]
 
@@ -60,7 +61,7 @@ def owed_by(game: ChatGame, effects: Effects) -> Owed:
     if effects.ended:
         # A new message, so the group is notified of the ending.
         notes.append({"kind": "results", "game_id": game.game_id})
-    return Owed(["group", *(hand_target(uid) for uid in hands)], notify, notes)
+    return Owed([GROUP, *(hand_role(uid) for uid in hands)], notify, notes)
 
 
 TimerFire = Callable[[Place], Awaitable[None]]

@@ -16,7 +16,8 @@ from bot.app.games import Games
 from bot.domain import flow
 from bot.domain.place import Place
 from bot.domain.records import ChatGame
-from bot.store.storage import OwedOutput, hand_target
+from bot.domain.roles import hand_role
+from bot.store.storage import OwedOutput
 from engine import must_act
 
 log = logging.getLogger(__name__)
@@ -87,7 +88,7 @@ class TurnGate:
                 if owed is None:
                     owed = await self.games.storage.owed_output(table.place)
                 user = info.user_id
-                if hand_target(user) not in owed.targets and user not in owed.notify:
+                if hand_role(user) not in owed.targets and user not in owed.notify:
                     self.games.box.refresh_hand(table.place, user)
                 later = min(later or math.inf, now + look)
             elif hand.at + window > now:

@@ -14,7 +14,7 @@ pipeline to the others.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, Final, TypeVar
+from typing import Any, TypeVar
 
 from redis.asyncio import Redis
 
@@ -29,8 +29,7 @@ from bot.domain.records import (
     StatLine,
     UserRecord,
 )
-from bot.domain.roles import Role, hand_role
-from bot.store import owed_fields
+from bot.domain.roles import Role
 from bot.store.conditional import ConditionalWrites
 from bot.store.games import GameRecords, Quarantined
 from bot.store.keys import (
@@ -351,13 +350,8 @@ class Storage:
 
 
 # Re-exports, for callers not yet moved to the modules these now live in.
-HAND_TARGET: Final = hand_role(0).removesuffix("0")
-"""The prefix of a hand's role (``roles.hand_owner`` tells whose hand a role is)."""
-hand_target = hand_role
-delete_field = owed_fields.delete
 
 __all__ = [
-    "HAND_TARGET",
     "OUTPUT_LEASE",
     "RUNNING_KEY",
     "SETTLE_EVERY",
@@ -374,8 +368,6 @@ __all__ = [
     "Storage",
     "StorageConflict",
     "Write",
-    "delete_field",
-    "hand_target",
     "output_index_key",
     "output_key",
     "running_key",

@@ -8,6 +8,7 @@ player's chat with a Leave button that no longer works.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -16,6 +17,8 @@ from support.harness import pressable
 
 from bot.domain.callbacks import encode_hand_op
 from bot.domain.place import Place
+from bot.store import owed_fields
+from bot.store.keys import output_key
 from bot.transport import lanes
 
 pytestmark = pytest.mark.filterwarnings("ignore:Deprecated since version v22.2")
@@ -97,3 +100,31 @@ async def test_a_replaced_hand_whose_delete_failed_is_deleted_later(make_harness
         )
         await h.settle()
         assert not (await h.games.storage.owed_output(Place(GROUP))).deletes
+
+
+async def test_a_note_a_dead_worker_still_owed_goes_out_before_a_later_one(
+    make_harness: Any, real_redis: Any
+) -> None:
+    """Notes go out in the order they were owed: a deal's code left owed by a worker
+    that died must not reach the group after the result that reveals the deal (the
+    fleet test once saw exactly that: the result before the code)."""
+    async with make_harness() as h:
+        await h.start_bot()
+        await two_player_game(h)
+        place = Place(GROUP)
+        rev = int(await real_redis.hget(output_key(place), owed_fields.REV))
+        leftover = {"kind": "announce", "key": "group.player_back", "kwargs": {"name": "Zed"}}
+        # As a dead worker leaves it: owed in Redis, in no live worker's queue.
+        await real_redis.hset(
+            output_key(place), owed_fields.note(f"{rev:010d}.900"), json.dumps(leftover)
+        )
+        table = await h.table(GROUP)
+        data = encode_hand_op(place, table.game_id, table.state["step"], "leave_yes")  # type: ignore[index]
+        hand = h.emu.last_message(ANN)
+        assert hand is not None
+        await (await h.emu.user_sends_callback(ANN, ANN, hand.message_id, data)).answer()
+        result = await h.wait_text(GROUP, "Game over", timeout=20)
+        back = [m for m in h.emu.messages(GROUP) if m.from_bot and "Zed" in m.text]
+        assert len(back) == 1 and back[0].message_id < result.message_id
+        await h.settle()
+        assert not (await h.games.storage.owed_output(place)).notes

@@ -53,23 +53,37 @@ class OwedWork:
     async def _send_note(
         self, lane: Lane[Any], place: Place, note_id: str, render_note: NoteRenderer
     ) -> Outcome:
+        """Send the note, and first every earlier note the place still owes: notes go out
+        in the order they were owed. A deal's code owed by a worker that died must not
+        reach the group after the result that reveals the deal."""
+        owed = await self.context.storage.owed_output(place)
+        for earlier in sorted(n for n in owed.notes if n <= note_id):
+            outcome = await self._send_one(lane, place, earlier, owed.notes[earlier], render_note)
+            if outcome is not None:
+                return outcome
+        return None
+
+    async def _send_one(
+        self,
+        lane: Lane[Any],
+        place: Place,
+        note_id: str,
+        note: dict[str, Any],
+        render_note: NoteRenderer,
+    ) -> Outcome:
         storage = self.context.storage
-        note = await storage.owed_note(place, note_id)
-        if note is None:
-            return None  # sent already (by this worker or another)
         content = await render_note(place, note)
-        if content is None:
-            return None
         claim = planner.note_slot(note_id)
         if not await storage.claim_send(place, claim):
             return BackOff(SEND_BUSY_RETRY)  # another worker is sending it right now
         try:
             if await storage.owed_note(place, note_id) is None:
                 return None  # it was sent between our first look and the claim
-            await lane.pace()
-            api, text, markup = self.context.api, content.text, content.markup
-            await api.send_message(lane.chat_id, text, markup, place.topic_id)
-            self.context.stats.sent += 1
+            if content is not None:
+                await lane.pace()
+                api, text, markup = self.context.api, content.text, content.markup
+                await api.send_message(lane.chat_id, text, markup, place.topic_id)
+                self.context.stats.sent += 1
             # Cleared before the claim ends, so nobody can see it unsent and unclaimed.
             await storage.settle_output(place, {owed_fields.note(note_id): None})
         finally:

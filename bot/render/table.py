@@ -60,9 +60,11 @@ def moved_on_toast(game: ChatGame | None, tr: Translator, me: int | None) -> tup
     done" with their own move when the latest change was theirs, else what changed."""
     if game is None or game.state is None:
         return "toast.moved_on", "…"
-    event = latest(game.engine_state(), me)
+    state = game.engine_state()
     change = latest_change(game, tr, me) or "…"
-    own = me is not None and event is not None and mover(event) == me
+    # Own when the step that moved on was the reader's move, even if what it led to is
+    # the game's (a take whose pick-up follows at once: "you pick up 8♥").
+    own = me is not None and any(mover(event) == me for event in state.events)
     return ("toast.moved_on_own" if own else "toast.moved_on"), change
 
 

@@ -314,21 +314,28 @@ def test_a_taps_answer_names_the_own_move_in_the_second_person() -> None:
     assert render.own_move_toast(game, state.defender, en) == "✓ You take"
 
 
-def test_a_take_picked_up_at_once_is_the_takers_own_change() -> None:
-    """A take whose pick-up follows in the same step (nobody can throw in): the taker's
-    stale tap says "already done — you pick up …", not "Too late: you pick up …"."""
+def test_a_move_the_game_went_on_from_at_once_is_the_movers_own_change() -> None:
+    """A take picked up at once (nobody can throw in), a last beat discarded at once: the
+    mover's stale tap says "already done — you take" / "— you beat …", not "Too late:
+    you pick up …" or "already done — 2 cards go to the discard pile"."""
     en = translator("en")
-    for n in range(200):
-        game = six_seats(f"take{n:03d}")
+    seen: set[str] = set()
+    for n in range(300):
+        game = six_seats(f"onward{n:03d}")
         for state in played(game, random.Random(n)):
-            takers = [e.player for e in state.events if type(e).__name__ == "Took"]  # type: ignore[attr-defined]
-            picked = [e for e in state.events if type(e).__name__ == "PickedUp"]
-            if not takers or not picked:
-                continue
-            key, change = render.moved_on_toast(game, en, takers[0])
-            assert key == "toast.moved_on_own" and change.startswith("you pick up "), change
+            kinds = {type(e).__name__ for e in state.events}
+            for move, after, said in (
+                ("Took", "PickedUp", "you take"),
+                ("Beaten", "Discarded", "you beat "),
+            ):
+                if move in kinds and after in kinds:
+                    mover = next(e.player for e in state.events if type(e).__name__ == move)  # type: ignore[attr-defined]
+                    key, change = render.moved_on_toast(game, en, mover)
+                    assert key == "toast.moved_on_own" and change.startswith(said), change
+                    seen.add(move)
+        if seen == {"Took", "Beaten"}:
             return
-    raise AssertionError("no take picked up at once")
+    raise AssertionError(f"only {seen} seen")
 
 
 def test_own_pass_is_told_to_the_passer_only() -> None:

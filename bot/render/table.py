@@ -20,7 +20,6 @@ from bot.render.log import (
     coalesce,
     latest,
     line_for,
-    mover,
     own_move,
 )
 from bot.render.results import results_message
@@ -57,26 +56,28 @@ def moved_on_change(game: ChatGame | None, tr: Translator) -> str:
 
 def moved_on_toast(game: ChatGame | None, tr: Translator, me: int | None) -> tuple[str, str]:
     """The "too late" toast's key and ``change`` for the reader at seat ``me``: "already
-    done" with their own move when the latest change was theirs, else what changed."""
+    done" with their own move when the step that moved on was theirs (even if the game
+    went on from it at once: a pick-up, a discard), else the latest change."""
     if game is None or game.state is None:
         return "toast.moved_on", "…"
-    state = game.engine_state()
-    change = latest_change(game, tr, me) or "…"
-    # Own when the step that moved on was the reader's move, even if what it led to is
-    # the game's (a take whose pick-up follows at once: "you pick up 8♥").
-    own = me is not None and any(mover(event) == me for event in state.events)
-    return ("toast.moved_on_own" if own else "toast.moved_on"), change
+    own = _own_move_text(game, me, tr) if me is not None else ""
+    if own:
+        return "toast.moved_on_own", own
+    return "toast.moved_on", latest_change(game, tr, me) or "…"
+
+
+def _own_move_text(game: ChatGame, seat: int, tr: Translator) -> str:
+    """``seat``'s move of the latest step, said to them, as plain text ("" if none)."""
+    line = own_move(game.engine_state(), seat, seat_names(game.seats, tr), tr)
+    return html.unescape(_TAGS.sub("", line)) if line is not None else ""
 
 
 def own_move_toast(game: ChatGame, seat: int, tr: Translator) -> str:
     """The answer to ``seat``'s accepted tap: their move, said to them ("✓ You take"),
     as plain text; "" if the latest step holds no move of theirs."""
-    if game.state is None:
+    plain = _own_move_text(game, seat, tr) if game.state is not None else ""
+    if not plain:
         return ""
-    line = own_move(game.engine_state(), seat, seat_names(game.seats, tr), tr)
-    if line is None:
-        return ""
-    plain = html.unescape(_TAGS.sub("", line))
     return html.unescape(_TAGS.sub("", tr.t("toast.your_move", move=plain[:1].upper() + plain[1:])))
 
 

@@ -14,7 +14,9 @@ from bot.app import ids as game_ids
 from bot.domain import callbacks, flow
 from bot.domain.flow import FlowError
 from bot.domain.place import Place
+from bot.render.common import seat_names
 from engine import legal_actions
+from locales import translator, visible_text
 from sandbox.emulator import RateLimits
 
 pytestmark = pytest.mark.filterwarnings("ignore:Deprecated since version v22.2")
@@ -71,7 +73,7 @@ async def test_one_human_against_computers(make_harness: Any) -> None:
         await h.start_bot()
         await open_dms(h, ANN)
         lobby = await lobby_with(h, [ANN], ["Easy", "Normal"])
-        await h.wait_text(GROUP, "3. 🤖 Normal AI")
+        await h.wait_text(GROUP, "3. 🤖 Boris · Normal")
         await press(h, ANN, GROUP, lobby.message_id, text="Start")
         result = await play_out(h, GROUP, [ANN])
         assert "Game over" in result.text
@@ -89,7 +91,7 @@ async def test_six_seats_three_humans_three_computers(
         await h.start_bot()
         await open_dms(h, ANN, BOB, CAROL)
         lobby = await lobby_with(h, [ANN, BOB, CAROL], ["Easy", "Easy", "Normal"])
-        await h.wait_text(GROUP, "6. 🤖 Normal AI")
+        await h.wait_text(GROUP, "6. 🤖 Nina · Normal")
         # A full table offers neither Join nor "+ AI" (the flow refuses a 7th seat too).
         await h.emu.wait_for(
             lambda: "Join" not in buttons_of(h.emu.message(GROUP, lobby.message_id))
@@ -564,7 +566,7 @@ async def test_partners_two_against_two_to_the_end(make_harness: Any) -> None:
         )
         answer = await press(h, ANN, GROUP, lobby.message_id, text="+ AI Normal")
         assert answer.text is None
-        await h.wait_text(GROUP, "4. 🤖 Normal AI")
+        await h.wait_text(GROUP, "4. 🤖 Boris · Normal")
         await press(h, ANN, GROUP, lobby.message_id, text="⚙️ Options")
         await h.emu.wait_for(
             lambda: "Partners" in buttons_of(h.emu.message(GROUP, lobby.message_id))
@@ -588,5 +590,6 @@ async def test_partners_two_against_two_to_the_end(make_harness: Any) -> None:
         game = await h.table(GROUP)
         assert game.series is not None and game.series.games_played == 1
         if game.final_losing_team is not None:
-            losers = [s.name for i, s in enumerate(game.seats) if i % 2 == game.final_losing_team]
+            names = [visible_text(n) for n in seat_names(game.seats, translator("en"))]
+            losers = [name for i, name in enumerate(names) if i % 2 == game.final_losing_team]
             assert all(name in result.text for name in losers)

@@ -29,6 +29,8 @@ from bot.domain.callbacks import GroupOp
 from bot.domain.flow import TIMEOUTS_BEFORE_HANDOVER
 from bot.domain.lobby_options import OPTIONS_BY_OP
 from bot.domain.place import Place
+from bot.domain.records import Seat
+from bot.render.common import button_names, computer_name
 from bot.store.storage import table_key
 from bot.wiring.application import GROUP_COMMANDS, PRIVATE_COMMANDS, publish_commands
 from engine import Rules
@@ -330,7 +332,9 @@ def test_the_buttons_that_say_what_they_do_fit_in_every_language(lang: str) -> N
     for key, label in halves.items():
         assert label_width(label) <= ROW_WIDTH // 2, (key, label)
     four = tr.t("hand.attack_cards", cards="10♠ 10♥\ufe0f 10♣ 10♦\ufe0f")
-    transfer = tr.t("hand.transfer_to", card=red_ten, name=tr.t("seat.ai_normal") + " #2")
+    computer = Seat(name="", ai="normal")
+    longest_computer = max(button_names([computer] * 5, tr), key=label_width)
+    transfer = tr.t("hand.transfer_to", card=red_ten, name=longest_computer)
     assert label_width(four) <= ROW_WIDTH and label_width(transfer) <= ROW_WIDTH, transfer
     # Each says what it does: a word, not just the cards (as an attack card's button is).
     for label in (*halves.values(), four, transfer):
@@ -511,7 +515,7 @@ async def test_a_whole_game_has_no_english_left(
         await press_ops(h, PLAYER, GROUP, lobby.message_id, scene.options)
         await press(h, PLAYER, GROUP, lobby.message_id, text=tr.t("lobby.ai_easy"))
         await press(h, PLAYER, GROUP, lobby.message_id, text=tr.t("lobby.ai_normal"))
-        await h.wait_text(GROUP, "3. " + tr.t("seat.ai_normal"))
+        await h.wait_text(GROUP, "3. " + computer_name("normal", 1, tr))
         answer = await press(h, PLAYER, GROUP, lobby.message_id, text=tr.t("lobby.join"))
         assert answer.text == tr.t("lobby.already_joined")
         table = await h.table(GROUP)

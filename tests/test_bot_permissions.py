@@ -48,12 +48,16 @@ async def test_only_the_creator_or_an_admin_adds_or_removes_computer_seats(
         assert answer.text == EN.t("toast.only_creator_manage")
         assert len((await h.table(GROUP)).seats) == 2
         assert (await press(h, ANN, GROUP, lobby.message_id, text="+ AI Hard")).text is None
-        await h.wait_text(GROUP, "3. 🤖 Hard AI")
-        answer = await press(h, BOB, GROUP, lobby.message_id, text="− 🤖 Hard AI")
+        await h.wait_text(GROUP, "3. 🤖 Vera · Hard")
+        answer = await press(h, BOB, GROUP, lobby.message_id, text="− 🤖 Vera · Hard")
         assert answer.text == EN.t("toast.only_creator_manage")
         # The group's creator is an admin: she may.
-        assert (await press(h, CAROL, GROUP, lobby.message_id, text="− 🤖 Hard AI")).text is None
-        await h.emu.wait_for(lambda: "Hard AI" not in h.emu.message(GROUP, lobby.message_id).text)
+        assert (
+            await press(h, CAROL, GROUP, lobby.message_id, text="− 🤖 Vera · Hard")
+        ).text is None
+        await h.emu.wait_for(
+            lambda: "Vera · Hard" not in h.emu.message(GROUP, lobby.message_id).text
+        )
         assert [s.name for s in (await h.table(GROUP)).seats] == ["Ann", "Bob"]
 
 

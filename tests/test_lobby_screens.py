@@ -82,9 +82,9 @@ def test_join_and_add_ai_only_while_a_seat_is_free() -> None:
 def test_remove_ai_names_the_seat_it_removes() -> None:
     assert "remove_ai" not in ops(lobby(BOB))
     game = lobby(computers=2)  # Easy, then Normal
-    assert "− 🤖 Normal AI" in labels(game)
+    assert "− 🤖 Boris · Normal" in labels(game)
     game, _ = flow.remove_ai(game, T0, GID, 1)
-    assert "− 🤖 Easy AI" in labels(game) and "− 🤖 Normal AI" not in labels(game)
+    assert "− 🤖 Vera · Easy" in labels(game) and "− 🤖 Boris · Normal" not in labels(game)
 
 
 def test_remove_unreachable_only_when_someone_else_cannot_be_reached() -> None:

@@ -162,7 +162,7 @@ def test_counts_are_the_views_hand_sizes_and_two_computers_have_two_names() -> N
     en = translator("en")
     game = six_seats("count1")
     names = [visible_text(n) for n in render.common.seat_names(game.seats, en)]
-    assert names[3:] == ["🤖 Hard AI", "🤖 Hard AI #2", "🤖 Normal AI"]
+    assert names[3:] == ["🤖 Vera · Hard", "🤖 Boris · Hard", "🤖 Nina · Normal"]
     checked = 0
     for state in played(game, random.Random(8)):
         sizes = public_view(state).hand_sizes
@@ -262,7 +262,7 @@ def test_defence_buttons_say_what_they_do() -> None:
                         kinds.add("transfer")
                         target = transfer_target(state)
                         assert target is not None
-                        who = visible_text(render.common.seat_names(game.seats, en)[target])
+                        who = visible_text(render.common.button_names(game.seats, en)[target])
                         assert f"Transfer {faces.card(en, a.card)} → {who}" in shown
                     if isinstance(a, Swap):
                         kinds.add("swap")
@@ -402,3 +402,24 @@ async def test_a_taps_answer_through_the_emulator(make_harness: Any) -> None:
         _, mid, data = await h.emu.wait_for(take_button)
         answer = await press(h, defender, defender, mid, data=data)
         assert answer.text == ("✓ You take" if defender == ANN else "✓ Вы берёте"), answer.text
+
+
+def test_computers_have_their_own_names_the_same_in_every_language() -> None:
+    """Two computers of one level are told apart by name in the log, the table and the
+    results, and a computer's name is the same whatever the group's language."""
+    game = six_seats("names1")
+    by_lang = {
+        lang: [visible_text(n) for n in render.common.seat_names(game.seats, translator(lang))]
+        for lang in SUPPORTED
+    }
+    for lang, names in by_lang.items():
+        assert len(set(names)) == 6, (lang, names)
+        own = [name.split(" · ")[0] for name in names[3:]]
+        assert own == ["🤖 Vera", "🤖 Boris", "🤖 Nina"], (lang, names)
+    assert by_lang["en"][3:] == ["🤖 Vera · Hard", "🤖 Boris · Hard", "🤖 Nina · Normal"]
+    assert by_lang["ru"][5] == "🤖 Nina · Средний"
+    en = translator("en")
+    result = visible_text(render.results_message(game, en).text)
+    log = visible_text(render.table_message(game, en, "bot").text)
+    for name in by_lang["en"][3:]:
+        assert name in log or name in result

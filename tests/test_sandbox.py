@@ -23,6 +23,7 @@ from playwright.async_api import Page
 from support.browser import ARTIFACTS, browser, join
 
 from bot.domain.callbacks import CallbackError, GroupButton, HandButton, decode
+from bot.render.common import computer_name
 from engine import Attack, Beat, Pass, Take
 from locales import translator, visible_text
 from sandbox.main import parse_args
@@ -45,6 +46,11 @@ EN = translator("en")
 def en(key: str, **kwargs: Any) -> str:
     """What an English-speaking user sees for a bot text."""
     return visible_text(str(EN.t(key, **kwargs)))
+
+
+def computer(level: str, nth: int) -> str:
+    """The ``nth`` computer seat of a table (0 first) as English readers see it."""
+    return visible_text(str(computer_name(level, nth, EN)))
 
 
 async def callback_data(page: Page, message: str) -> list[str]:
@@ -271,9 +277,9 @@ async def test_play_a_game_against_two_ais_in_the_browser(sandbox: Sandbox, tmp_
         assert sent.startswith("/start") and "g-" not in sent  # the payload stays hidden
         assert await page.locator("#start-button").is_hidden()
 
-        for op, seat in (("ai_easy", "seat.ai_easy"), ("ai_normal", "seat.ai_normal")):
+        for op, seat in (("ai_easy", computer("easy", 0)), ("ai_normal", computer("normal", 1))):
             await lobby.locator(f'button[data-callback="{group_button(datas, op)}"]').click()
-            await lobby.filter(has_text=en(seat)).wait_for()
+            await lobby.filter(has_text=seat).wait_for()
         await lobby.locator("button[data-url]").wait_for(state="detached")
         await lobby.locator(f'button[data-callback="{group_button(datas, "start")}"]').click()
 
@@ -282,7 +288,7 @@ async def test_play_a_game_against_two_ais_in_the_browser(sandbox: Sandbox, tmp_
             has_text=en("table.my_cards")
         )
         await table.wait_for()
-        for name in ("Ann", en("seat.ai_easy"), en("seat.ai_normal")):
+        for name in ("Ann", computer("easy", 0), computer("normal", 1)):
             assert name in await table.inner_text()
 
         clicks = await play_to_the_end(page, deadline=started + 100)

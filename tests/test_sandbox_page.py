@@ -31,6 +31,7 @@ from test_sandbox import (  # noqa: F401
     Sandbox,
     callback_data,
     choose_move,
+    computer,
     en,
     group_button,
     sandbox,
@@ -354,9 +355,9 @@ async def test_no_button_label_overflows_on_a_390_px_phone(
         await page.locator("#messages-private .msg[data-from=bot]").first.wait_for()
         await show_chat(page, "group")
 
-        for op, seat in (("ai_easy", "seat.ai_easy"), ("ai_hard", "seat.ai_hard")):
+        for op, seat in (("ai_easy", computer("easy", 0)), ("ai_hard", computer("hard", 1))):
             await lobby.locator(f'button[data-callback="{group_button(datas, op)}"]').click()
-            await lobby.filter(has_text=en(seat)).wait_for()
+            await lobby.filter(has_text=seat).wait_for()
         assert await page.evaluate(OVERFLOWING_BUTTONS) == []
         await lobby.locator(f'button[data-callback="{group_button(datas, "start")}"]').click()
 
@@ -421,7 +422,7 @@ async def test_six_at_the_table_and_a_defence_at_phone_width(
         # A full table: no Join and no "+ AI"; "−" names the seat it removes.
         labels = await lobby.locator("button").all_inner_texts()
         assert not any(label in ("Join", en("lobby.ai_easy")) for label in labels), labels
-        assert "− " + en("seat.ai_normal") in labels
+        assert "− " + computer("normal", 4) in labels
         await page.screenshot(path=ARTIFACTS / "phone-390-lobby-full.png")
         await lobby.locator(f'button[data-callback="{group_button(datas, "start")}"]').click()
 

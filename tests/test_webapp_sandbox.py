@@ -8,7 +8,7 @@ from pathlib import Path
 from playwright.async_api import Route
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 from support.browser import ARTIFACTS, browser, join
-from test_sandbox import Sandbox, callback_data, en, group_button, sandbox  # noqa: F401
+from test_sandbox import Sandbox, callback_data, computer, en, group_button, sandbox  # noqa: F401
 from test_webapp_page import MY_TURN_OR_CHANGED, app_move, body
 
 from bot.webapp.server import TELEGRAM_JS
@@ -34,7 +34,7 @@ async def test_the_sandbox_opens_the_mini_app(sandbox: Sandbox, tmp_path: Path) 
         await page.locator(
             f'{selector} button[data-callback="{group_button(datas, "ai_easy")}"]'
         ).click()
-        await page.locator(selector).filter(has_text=en("seat.ai_easy")).wait_for()
+        await page.locator(selector).filter(has_text=computer("easy", 0)).wait_for()
         await page.locator(
             f'{selector} button[data-callback="{group_button(datas, "start")}"]'
         ).click()

@@ -5,7 +5,7 @@ Nothing here talks to Telegram or Redis. One module per message: ``lobby``, ``ta
 ``stats``, ``language``; ``common`` holds what they share.
 """
 
-from bot.render.common import MAX_TEXT, Rendered, deep_link, seat_name
+from bot.render.common import MAX_TEXT, Rendered, deep_link, seat_names
 from bot.render.hand import finished_hand, hand_closed, hand_message
 from bot.render.language import language_picker
 from bot.render.lobby import cancelled, lobby_message, option_label, rules_summary
@@ -32,7 +32,7 @@ __all__ = [
     "results_message",
     "rules_message",
     "rules_summary",
-    "seat_name",
+    "seat_names",
     "table_message",
     "table_pace",
     "user_stats",

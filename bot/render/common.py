@@ -8,6 +8,7 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
@@ -96,22 +97,41 @@ def chunks(buttons: list[InlineKeyboardButton], size: int) -> list[list[InlineKe
     return [buttons[i : i + size] for i in range(0, len(buttons), size)]
 
 
-def seat_name(seat: Seat, tr: Translator) -> Html:
-    if seat.user_id is None and seat.ai is not None:
-        return tr.t(f"seat.ai_{seat.ai}")
-    return escape(seat.shown_name)
+COMPUTER_NAMES: Final = ("Vera", "Boris", "Nina", "Oleg", "Lena")
+"""The computer seats' own names, in seat order (a table has at most five computers): the
+same in every language, so a log read aloud or quoted names one seat."""
+
+
+def computer_name(level: str, nth: int, tr: Translator) -> Html:
+    """The ``nth`` computer seat of a table (0 first), with its level: "🤖 Vera · Normal"."""
+    name = COMPUTER_NAMES[nth % len(COMPUTER_NAMES)]
+    return tr.t("seat.computer", name=name, level=tr.t(f"seat.level_{level}"))
+
+
+def button_names(seats: Sequence[Seat], tr: Translator) -> list[Html]:
+    """Seat names for a button ("Transfer Q♥️ → 🤖 Vera"): a computer's own name without
+    its level, which the table and the log already say."""
+    names = seat_names(seats, tr)
+    computers = 0
+    for i, seat in enumerate(seats):
+        if seat.user_id is None and seat.ai is not None:
+            names[i] = Html(f"🤖 {COMPUTER_NAMES[computers % len(COMPUTER_NAMES)]}")
+            computers += 1
+    return names
 
 
 def seat_names(seats: Sequence[Seat], tr: Translator) -> list[Html]:
-    """Every seat's name, computer seats of one level told apart ("🤖 Hard AI #2"): two
-    seats under one name made their card counts read as one seat's, changing."""
-    names = [seat_name(s, tr) for s in seats]
-    seen: dict[str, int] = {}
-    for i, seat in enumerate(seats):
+    """Every seat's name as messages show it. Each computer seat has its own name and
+    its level ("🤖 Vera · Normal", "🤖 Boris · Normal"): two seats under one name made
+    the log and the card counts read as one seat's."""
+    names: list[Html] = []
+    computers = 0
+    for seat in seats:
         if seat.user_id is None and seat.ai is not None:
-            seen[names[i]] = seen.get(names[i], 0) + 1
-            if seen[names[i]] > 1:
-                names[i] = Html(f"{names[i]} #{seen[names[i]]}")
+            names.append(computer_name(seat.ai, computers, tr))
+            computers += 1
+        else:
+            names.append(escape(seat.shown_name))
     return names
 
 

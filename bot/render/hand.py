@@ -16,7 +16,7 @@ from bot.domain.place import Place
 from bot.domain.rating import ResultLine
 from bot.domain.records import ChatGame
 from bot.render import faces
-from bot.render.common import Rendered, markup, seat_names
+from bot.render.common import Rendered, button_names, markup, seat_names
 from bot.render.labels import ROW_WIDTH, label_width, pack
 from bot.render.log import meanwhile
 from bot.render.rating import rating_change
@@ -94,7 +94,7 @@ def hand_message(
     place, gid = game.place, game.game_id
     transferring = any(isinstance(a, Transfer) for a in v.legal_actions)
     target = transfer_target(state) if transferring else None  # public: seats and table
-    rows = _move_rows(v, tr, place, gid, pick, _Targets(names, target))
+    rows = _move_rows(v, tr, place, gid, pick, _Targets(button_names(game.seats, tr), target))
     if pick is None and v.hand:
         # With no cards left (yet not out) leaving would only make this player the durak.
         leave = callbacks.encode_hand_op(place, gid, v.step, "leave")

@@ -18,7 +18,7 @@ from bot.domain import callbacks
 from bot.domain.callbacks import GroupOp
 from bot.domain.lobby_options import LOBBY_OPTIONS, LobbyOption
 from bot.domain.records import AI_LEVELS, ChatGame
-from bot.render.common import Rendered, deep_link, markup, seat_name
+from bot.render.common import Rendered, deep_link, markup, seat_names
 from bot.render.labels import pack, row_fits
 from engine.rules import MAX_PLAYERS
 from locales import Html, Translator, how_to_play
@@ -67,8 +67,8 @@ def lobby_message(
             )
         )
     lines.append(tr.t("lobby.players", count=len(game.seats), max=seat_limit(game)))
-    for i, seat in enumerate(game.seats, 1):
-        lines.append(f"{i}. {seat_name(seat, tr)}")
+    for i, name in enumerate(seat_names(game.seats, tr), 1):
+        lines.append(f"{i}. {name}")
     waiting = [s for s in game.seats if s.user_id is not None and s.user_id in unreachable]
     if waiting:
         names = ", ".join(s.shown_name for s in waiting)
@@ -119,10 +119,13 @@ def _main_rows(
     computers = (
         [] if _full(game) else [b(tr.t(f"lobby.ai_{lvl}"), f"ai_{lvl}") for lvl in AI_LEVELS]
     )
-    last_computer = next((s for s in reversed(game.seats) if s.user_id is None), None)
+    last_computer = next(
+        (i for i in range(len(game.seats) - 1, -1, -1) if game.seats[i].user_id is None), None
+    )
     if last_computer is not None:
         # Names the seat it removes: the last computer seated.
-        computers.append(b(tr.t("lobby.remove_ai", name=seat_name(last_computer, tr)), "remove_ai"))
+        name = seat_names(game.seats, tr)[last_computer]
+        computers.append(b(tr.t("lobby.remove_ai", name=name), "remove_ai"))
     rows = pack(computers, 4)
     extras = [b(tr.t("lobby.options_button"), "options")]
     if not game.show_how_to:

@@ -8,7 +8,7 @@ from telegram import InlineKeyboardButton
 from bot.domain import callbacks
 from bot.domain.flow import series_over
 from bot.domain.records import ChatGame
-from bot.render.common import TEAM_NAMES, Rendered, markup, seat_name
+from bot.render.common import TEAM_NAMES, Rendered, markup, seat_names
 from bot.render.deal import reveal_lines
 from bot.render.labels import pack
 from locales import Html, Translator
@@ -37,7 +37,7 @@ def _minutes(game: ChatGame) -> int:
 def results_message(game: ChatGame, tr: Translator, *, reveal: bool = True) -> Rendered:
     """The group's result message; ``reveal``: with the deal's reveal (``render.deal``),
     which only the group's message carries."""
-    names = [seat_name(s, tr) for s in game.seats]
+    names = seat_names(game.seats, tr)
     lost = losers(game)
     lines: list[str] = [tr.t("result.title")]
     team = game.final_losing_team
@@ -86,7 +86,8 @@ def hand_result(game: ChatGame, seat: int, tr: Translator) -> Rendered:
         return Rendered(tr.t("hand.result_durak", group=group))
     order = [s for s in game.final_order if s not in lost]
     place = order.index(seat) + 1 if seat in order else len(order)
-    durak = Html(", ".join(seat_name(game.seats[s], tr) for s in lost))
+    names = seat_names(game.seats, tr)
+    durak = Html(", ".join(names[s] for s in lost))
     return Rendered(
         tr.t("hand.result_place", group=group, place=place, count=len(game.seats), durak=durak)
     )

@@ -19,6 +19,7 @@ from bot.app.reviews import Reviews
 from bot.domain.place import Place
 from bot.domain.review import ReviewResult, ReviewSubject, player_points
 from bot.render import review as render
+from bot.render.common import computer_name
 from bot.webapp.hub import Hub
 from bot.webapp.initdata import WebAppUser
 from bot.webapp.responses import json_error, json_ok
@@ -37,7 +38,8 @@ def view_json(v: PlayerView, subject: ReviewSubject, tr: Translator) -> JsonDict
     def name(seat: int) -> str:
         level = subject.levels[seat] if seat < len(subject.levels) else None
         if level is not None:
-            return plain(tr.t(f"seat.ai_{level}"))
+            nth = sum(1 for other in subject.levels[:seat] if other is not None)
+            return plain(computer_name(level, nth, tr))
         return subject.names[seat] if seat < len(subject.names) else str(seat + 1)
 
     return {

@@ -12,8 +12,9 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from bot.domain.records import ChatGame, Seat
+from bot.domain.records import ChatGame
 from bot.render import log, results_message
+from bot.render.common import seat_names
 from engine import Action, Attack, Pass, PlayerView, State, Swap, Take, Transfer, view
 from engine.events import (
     Attacked,
@@ -35,12 +36,6 @@ RANK_LETTERS = {11: "J", 12: "Q", 13: "K", 14: "A"}
 def plain(html: Html | str) -> str:
     """A catalogue text as the page shows it: plain text (the page never parses HTML)."""
     return visible_text(str(html))
-
-
-def seat_label(seat: Seat, tr: Translator) -> str:
-    if seat.user_id is None and seat.ai is not None:
-        return plain(tr.t(f"seat.ai_{seat.ai}"))
-    return seat.name
 
 
 @cache
@@ -182,7 +177,7 @@ def button_label(action: Action, tr: Translator) -> str | None:
 def game_state(game: ChatGame, seat: int, tr: Translator, state: State | None = None) -> JsonDict:
     """What ``seat`` sees of ``game`` (a lobby, a running or a finished game).
     ``state``: the game's engine state when the caller has parsed it already."""
-    names = [seat_label(s, tr) for s in game.seats]
+    names = [plain(name) for name in seat_names(game.seats, tr)]
     base: JsonDict = {
         "game": game.game_id,
         "phase": game.phase,

@@ -19,9 +19,11 @@ async def admins_only(games: Games, chat_id: int) -> bool:
     return (await games.storage.chat_settings(chat_id)).starts == "admins"
 
 
-async def open_lobby(games: Games, place: Place, title: str, creator: Person) -> None:
+async def open_lobby(
+    games: Games, place: Place, title: str, creator: Person, command_id: int | None = None
+) -> None:
     """/newgame: a lobby at ``place`` from the group's defaults, with "how to play" the
-    first time in this group."""
+    first time in this group; ``command_id``: the /newgame message (tidy-up's)."""
     chat_id = place.chat_id  # the group's settings: whichever of its places
     settings = await games.storage.chat_settings(chat_id)
     first_time = not settings.how_to_shown
@@ -36,6 +38,8 @@ async def open_lobby(games: Games, place: Place, title: str, creator: Person) ->
         settings.defaults,
         settings.turn_timeout,
     )
+    if command_id is not None:
+        await games.tidy.command(place, command_id)
     if first_time:
         # Read again: a change made meanwhile (a /language) must not be undone.
         shown = (await games.storage.chat_settings(chat_id)).model_copy(

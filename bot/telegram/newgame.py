@@ -25,7 +25,8 @@ async def newgame(services: Services, update: Update, context: ContextTypes.DEFA
         services.say(place, tr.t("settings.only_admins_start"))
         return
     creator = person(user, negotiate(user.language_code))
+    command = update.effective_message.message_id if update.effective_message else None
     try:
-        await lobbies.open_lobby(services.games, place, chat.title or "", creator)
+        await lobbies.open_lobby(services.games, place, chat.title or "", creator, command)
     except FlowError as err:
         services.say(place, tr.t(err.key), reply_to=err.kwargs.get("reply_to"))

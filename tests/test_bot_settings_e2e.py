@@ -166,7 +166,7 @@ async def test_a_new_lobby_starts_from_the_defaults_an_admin_chose(make_harness:
         await h.start_bot()
         menu = await open_menu(h, CAT)
         await screen(h, CAT, menu, "games")
-        chosen = {"deck": 52, "transfer": "perevodnoy", "series": 3, "pace": "fast"}
+        chosen = {"deck": 52, "transfer": "perevodnoy", "series": 3, "pace": "fast", "ai": "hard"}
         for setting, value in chosen.items():
             answer = await choose(h, CAT, menu, setting, value)
             assert answer.text.startswith("✓ "), answer.text
@@ -183,6 +183,8 @@ async def test_a_new_lobby_starts_from_the_defaults_an_admin_chose(make_harness:
         assert (table.rules.deck_size, table.rules.variant) == (52, "perevodnoy")
         assert (table.rules.series_length, table.pace) == (3, "fast")
         assert "Deck: 52" in lobby.text and "Pace: fast" in lobby.text
+        computers = [label for label in labels_of(h, GROUP, lobby.message_id) if "AI" in label]
+        assert computers == ["+ AI Hard", "+ AI Easy", "+ AI Normal"]  # the chosen one first
         await screen(h, CAT, menu, "home")
         text = h.emu.message(GROUP, menu).text  # type: ignore[union-attr]
         assert "New games: Deck: 52 · " in text and "Pace: fast" in text

@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from bot import render
 from bot.domain import callbacks, flow
 from bot.domain.callbacks import SCREEN, CallbackError, SettingsButton
 from bot.domain.flow import Moment, Person, Timing
@@ -59,7 +60,9 @@ def test_every_lobby_option_has_a_default_and_every_button_codes_back() -> None:
 def test_every_screen_fits_and_marks_the_current_values(lang: str) -> None:
     tr = translator(lang)
     chosen = ChatSettings(
-        defaults=LobbyDefaults(rules=Rules(deck_size=52, series_length=5), pace="relaxed"),
+        defaults=LobbyDefaults(
+            rules=Rules(deck_size=52, series_length=5), pace="relaxed", ai="hard"
+        ),
         starts="admins",
         turn_timeout=120,
         tidy=False,
@@ -84,6 +87,7 @@ def test_every_screen_fits_and_marks_the_current_values(lang: str) -> None:
             assert marked == want, (lang, screen)
     home = settings_menu(chosen, translator("en"), 60.0).text
     assert "Deck: 52" in home and "Series: 5" in home and "Pace: relaxed" in home
+    assert "Computer: hard" in home
     assert "Who may start games: admins" in home and "Time for a move: 120 s" in home
     assert "Tidy-up: off" in home and "Rating: off" in home
 
@@ -113,9 +117,20 @@ def test_settings_at_their_defaults_are_stored_as_before() -> None:
 
 
 def test_a_new_lobby_starts_from_the_defaults_else_the_last_games_options() -> None:
-    defaults = LobbyDefaults(rules=Rules(deck_size=52, variant="perevodnoy"), pace="fast")
+    defaults = LobbyDefaults(
+        rules=Rules(deck_size=52, variant="perevodnoy"), pace="fast", ai="normal"
+    )
     lobby, _ = flow.new_lobby(None, at(0.0), Place(CHAT), "Club", ANN, "gs0001", True, defaults)
-    assert (lobby.rules, lobby.pace) == (defaults.rules, "fast")
+    assert (lobby.rules, lobby.pace, lobby.ai_first) == (defaults.rules, "fast", "normal")
+    shown = render.lobby_message(lobby, translator("en"), "bot", [])
+    labels = [b.text for row in shown.markup.inline_keyboard for b in row]  # type: ignore[union-attr]
+    assert [label for label in labels if "AI" in label][:3] == [
+        "+ AI Normal",
+        "+ AI Easy",
+        "+ AI Hard",
+    ]
+    assert json.loads(lobby.to_json())["ai_first"] == "normal"
+    assert "ai_first" not in json.loads(lobby.model_copy(update={"ai_first": "easy"}).to_json())
     # None chosen: the last game's options stay, as before.
     finished = lobby.model_copy(update={"phase": "finished"})
     again, _ = flow.new_lobby(finished, at(10.0), Place(CHAT), "Club", BOB, "gs0002")

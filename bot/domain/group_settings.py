@@ -1,7 +1,8 @@
 """The /settings menu's settings, one row each.
 
 Two sections: the defaults a new lobby starts from (one row per lobby option, taken from
-``bot.domain.lobby_options``: adding a lobby option adds its default here by itself), and
+``bot.domain.lobby_options``: adding a lobby option adds its default here by itself, and
+the computer level it offers first), and
 the group's own rules (who may start games, the turn timeout, tidy-up, rating). The
 callback codec takes each row's code and values, the handler its field, the rendering its
 texts. Each value travels as its index in ``values`` (one digit).
@@ -14,7 +15,13 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from bot.domain.lobby_options import LOBBY_OPTIONS, LobbyOption
-from bot.domain.records import TURN_TIMEOUTS, WHO_STARTS, ChatSettings, LobbyDefaults
+from bot.domain.records import (
+    AI_LEVELS,
+    TURN_TIMEOUTS,
+    WHO_STARTS,
+    ChatSettings,
+    LobbyDefaults,
+)
 
 Section = Literal["games", "group"]
 SECTIONS: Final[tuple[Section, ...]] = ("games", "group")
@@ -39,12 +46,16 @@ class GroupSetting:
     """Catalogue key that shows a bare value (``{value}``), e.g. "30 s"."""
     option: LobbyOption | None = None
     """Set for a lobby option's default: the option it is the default of."""
+    default_field: str | None = None
+    """Set for another default of new lobbies: its field of ``LobbyDefaults``."""
 
     def current(self, settings: ChatSettings, bot_timeout: float) -> Any:
         """Its value in ``settings``; ``bot_timeout``: the bot's own turn timeout, what
         a group that never chose one has."""
         if self.option is not None:
             return self.option.default(settings.defaults or LobbyDefaults())
+        if self.default_field is not None:
+            return getattr(settings.defaults or LobbyDefaults(), self.default_field)
         if self.name == "timeout":
             return settings.turn_timeout or round(bot_timeout)
         return getattr(settings, self.name)
@@ -53,6 +64,11 @@ class GroupSetting:
         """A copy of ``settings`` with this setting at ``value`` (one of ``values``)."""
         if self.option is not None:
             defaults = self.option.set_default(settings.defaults or LobbyDefaults(), value)
+            return settings.model_copy(update={"defaults": defaults})
+        if self.default_field is not None:
+            defaults = (settings.defaults or LobbyDefaults()).model_copy(
+                update={self.default_field: value}
+            )
             return settings.model_copy(update={"defaults": defaults})
         field = "turn_timeout" if self.name == "timeout" else self.name
         return settings.model_copy(update={field: value})
@@ -76,7 +92,17 @@ _OWN: Final[tuple[GroupSetting, ...]] = (
 )
 """The group's own settings. Rating's values are (off, on), so the buttons of menus sent
 before this table (``S:r0``, ``S:r1``) still mean what they meant."""
-_TAKEN: Final = {setting.code for setting in _OWN} | {"m"}
+_AI: Final = GroupSetting(
+    "ai",
+    "a",
+    "games",
+    AI_LEVELS,
+    "settings.name_ai",
+    {level: f"settings.ai_{level}" for level in AI_LEVELS},
+    default_field="ai",
+)
+"""The computer level a new lobby offers first."""
+_TAKEN: Final = {setting.code for setting in (*_OWN, _AI)} | {"m"}
 
 
 def _default_of(option: LobbyOption) -> GroupSetting:
@@ -88,6 +114,7 @@ def _default_of(option: LobbyOption) -> GroupSetting:
 
 GROUP_SETTINGS: Final[tuple[GroupSetting, ...]] = (
     *(_default_of(option) for option in LOBBY_OPTIONS),
+    _AI,
     *_OWN,
 )
 SETTINGS_BY_NAME: Final = {setting.name: setting for setting in GROUP_SETTINGS}

@@ -45,6 +45,7 @@ _LEFT_OUT_AT_DEFAULT: dict[str, Any] = {
     "wait_window": None,
     "deal": None,
     "turn_timeout": None,
+    "ai_first": "easy",
 }
 """``ChatGame``'s fields added since the first release, and the default each is left out
 of the JSON at (see ``_leave_out_new_defaults``)."""
@@ -101,6 +102,9 @@ class ChatGame(BaseModel):
     """How long the bot waits on people at this table (a lobby option, not a rule of the
     game; ``bot.domain.flow.common.table_timing`` turns it into seconds). Records stored before
     it existed load as "normal", so it needs no schema version of its own."""
+    ai_first: AiLevel = "easy"
+    """The computer level the lobby offers first (its button leads the row): the group's
+    default (/settings); left out of the JSON at "easy", as the lobby always offered it."""
     turn_timeout: float | None = None
     """The group's turn timeout (/settings) in seconds, before the pace scales it; None:
     the bot's own (``Timing.turn_timeout``). Taken from the group's settings when a lobby
@@ -215,12 +219,15 @@ class ChatGame(BaseModel):
 
 class LobbyDefaults(BaseModel):
     """The options a group's new lobbies start from (/settings): each lobby option's value
-    (``bot.domain.lobby_options``), its rules and the table's pace."""
+    (``bot.domain.lobby_options``: its rules and the table's pace), and the computer level
+    offered first."""
 
     model_config = ConfigDict(extra="forbid")
 
     rules: Rules = Rules()
     pace: Pace = "normal"
+    ai: AiLevel = "easy"
+    """The computer level the lobby offers first."""
 
 
 _SETTINGS_LEFT_OUT_AT_DEFAULT: dict[str, Any] = {

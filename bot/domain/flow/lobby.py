@@ -63,6 +63,7 @@ def new_lobby(
         rules=_opening_rules(game, defaults),
         pace=defaults.pace if defaults is not None else game.pace if game is not None else "normal",
         turn_timeout=turn_timeout,
+        ai_first=defaults.ai if defaults is not None else game.ai_first if game else "easy",
         seats=[_seat(creator, moment)],
         lobby_expires_at=moment.now + LOBBY_LIFETIME,
         creator_seen_at=moment.now,

@@ -100,8 +100,6 @@ class Games:
         fire = fire_through(self) if fire_through is not None else self.timer_fired
         self.scheduler = Scheduler(storage, fire, sweep=self.sweep_output, clock=clock)
         self.tidy = Tidy(storage, outbox, clock)
-        outbox.context.reply_sent = self.tidy.reply_sent
-        outbox.context.note_sent = self.tidy.note_sent
         self._commits = 0
         self._crash_after = os.environ.get(CRASH_AFTER_COMMIT, "")
 

@@ -69,6 +69,12 @@ class TapsFirst:
                 await asyncio.wait_for(self._answered.wait(), self.wait)
 
 
+SentHook = Callable[[Place, int], Awaitable[None]]
+"""Told (place, message id) of a message sent there."""
+NoteSentHook = Callable[[Place, dict[str, Any], int], Awaitable[None]]
+"""Told (place, note, message id) of an owed note sent there."""
+
+
 @dataclass
 class OutputContext:
     api: BotApi
@@ -80,9 +86,9 @@ class OutputContext:
     wall_clock: Callable[[], float] = time.time
     cache: ScreenCache = field(default_factory=ScreenCache)
     stats: OutboxStats = field(default_factory=OutboxStats)
-    reply_sent: Callable[[Place, int], Awaitable[None]] | None = None
+    reply_sent: SentHook | None = None
     """Told (place, message id) of each command's reply sent (tidy-up deletes it later)."""
-    note_sent: Callable[[Place, dict[str, Any], int], Awaitable[None]] | None = None
+    note_sent: NoteSentHook | None = None
     """Told (place, note, message id) of each owed note sent into a game's place."""
 
     @property

@@ -144,3 +144,20 @@ async def test_a_running_game_that_cannot_be_restored_is_announced(
         assert len(kept) == 1
         await h.emu.user_sends(101, CHAT, "/newgame")
         await h.wait_text(CHAT, "new game")
+
+
+async def test_stored_chat_settings_get_the_group_settings_at_their_defaults(
+    real_redis: Redis,
+) -> None:
+    """/settings' defaults, who starts games, turn timeout and tidy-up came later: settings
+    stored before them load with each at its default, and are written back unchanged."""
+    raw = (FIXTURES / "v1" / "chat_settings.json").read_text()
+    await real_redis.set(settings_key(CHAT), raw)
+    chat = await storage(real_redis).chat_settings(CHAT)
+    assert (chat.defaults, chat.starts, chat.turn_timeout, chat.tidy) == (
+        None,
+        "anyone",
+        None,
+        True,
+    )
+    assert json.loads(chat.to_json()) == json.loads(raw) | {"how_to_shown": False}

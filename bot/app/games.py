@@ -17,6 +17,7 @@ from typing import Any, Concatenate, NamedTuple, ParamSpec
 from bot.app.ai_runner import AiRunner, ai_seed
 from bot.app.scheduler import Scheduler
 from bot.app.screens import Screens, unreachable
+from bot.app.tidy import Tidy
 from bot.domain import flow
 from bot.domain.flow import Effects, FlowError, Moment, Outcome, Timing
 from bot.domain.hand_modes import HandMode
@@ -98,6 +99,7 @@ class Games:
         """Called after every committed change (the Mini App's live events)."""
         fire = fire_through(self) if fire_through is not None else self.timer_fired
         self.scheduler = Scheduler(storage, fire, sweep=self.sweep_output, clock=clock)
+        self.tidy = Tidy(storage, outbox, clock)
         self._commits = 0
         self._crash_after = os.environ.get(CRASH_AFTER_COMMIT, "")
 
@@ -178,6 +180,11 @@ class Games:
         self.box.refresh(game, effects.notify, effects.calm, skip=unchanged, owed=True)
         for note_id in owed.note_ids:
             self.box.send_note(game.place, note_id, self.render_note)
+        if effects.ended:
+            try:
+                await self.tidy.game_over(game)
+            except Exception:  # the game is stored and shown: only tidy-up is missed
+                log.exception("chat %s: could not tidy up after the game", game.place)
 
     async def _unchanged_hands(self, game: ChatGame, in_app: set[int]) -> set[int]:
         """Players in the Mini App whose hand message, as this process knows, already
@@ -207,6 +214,7 @@ class Games:
         for place, owed in await self.storage.claim_owed_output(now):
             log.info("chat %s: sending the output another worker left (rev %d)", place, owed.rev)
             self.box.deliver(place, owed, self.render_note)
+        await self.tidy.sweep()  # tidy-up's deletes that are due
 
     # --- hand modes -------------------------------------------------------------------------
 

@@ -14,12 +14,32 @@ from bot.domain.place import Place
 from bot.domain.records import AI_LEVELS, AiLevel, ChatGame, LobbyScreen
 
 
-async def open_lobby(games: Games, place: Place, title: str, creator: Person) -> None:
-    """/newgame: a lobby at ``place``, with "how to play" the first time in this group."""
+async def admins_only(games: Games, chat_id: int) -> bool:
+    """Whether only the group's admins may open and start games (/settings)."""
+    return (await games.storage.chat_settings(chat_id)).starts == "admins"
+
+
+async def open_lobby(
+    games: Games, place: Place, title: str, creator: Person, command_id: int | None = None
+) -> None:
+    """/newgame: a lobby at ``place`` from the group's defaults, with "how to play" the
+    first time in this group; ``command_id``: the /newgame message (tidy-up's)."""
     chat_id = place.chat_id  # the group's settings: whichever of its places
     settings = await games.storage.chat_settings(chat_id)
     first_time = not settings.how_to_shown
-    await games.run(place, flow.new_lobby, place, title, creator, ids.new_game_id(), first_time)
+    await games.run(
+        place,
+        flow.new_lobby,
+        place,
+        title,
+        creator,
+        ids.new_game_id(),
+        first_time,
+        settings.defaults,
+        settings.turn_timeout,
+    )
+    if command_id is not None:
+        await games.tidy.command(place, command_id)
     if first_time:
         # Read again: a change made meanwhile (a /language) must not be undone.
         shown = (await games.storage.chat_settings(chat_id)).model_copy(
@@ -86,7 +106,8 @@ async def start(games: Games, place: Place, game_id: str, by: int) -> None:
     unreachable = await unreachable_in(games, place)
     # A fresh secret deal for the lobby's deck (``bot.app.deals``).
     deal = deals.deal_for(await games.storage.load_table(place))
-    await games.run(place, flow.start, game_id, by, unreachable, deal)
+    timeout = (await games.storage.chat_settings(place.chat_id)).turn_timeout
+    await games.run(place, flow.start, game_id, by, unreachable, deal, timeout)
 
 
 async def drop_unreachable(games: Games, place: Place, game_id: str, by: int) -> None:

@@ -2,7 +2,8 @@
 
 Group buttons: ``g:<game>:<op>``; language picker: ``l:<lang>``; /top's boards:
 ``t:a`` (over all groups) or ``t:g`` (the chat's group); /settings buttons: ``S:<setting>``
-(its name) or ``S:<setting><0|1>`` (the value it sets); /rules buttons:
+(its name) or ``S:<setting><value index>`` (the value it sets), ``S:m<screen index>`` (a
+screen of the menu; codes in ``bot.domain.group_settings``); /rules buttons:
 ``r:<place>`` (all of them) or ``r:<place>:<section letter>``; hand buttons in a
 private chat: ``h:<place>:<game>:<step>:<op><cards>`` (the step the keyboard was made at;
 see ``without_steps``). ``<place>`` is the game's ``Place.text``: ``<chat>`` or
@@ -24,6 +25,7 @@ import string
 from dataclasses import dataclass
 from typing import Final, Literal, get_args
 
+from bot.domain.group_settings import SCREEN_CODE, SCREENS, SETTINGS_BY_NAME
 from bot.domain.lobby_options import LOBBY_OPTIONS
 from bot.domain.place import PLACE_PATTERN, Place
 from engine import Action, Attack, Beat, Card, Pass, Swap, Take, Transfer
@@ -94,11 +96,18 @@ _SECTION_CODES: Final[dict[Section, str]] = {
 _SECTIONS_BY_CODE: Final = {code: section for section, code in _SECTION_CODES.items()}
 assert set(_SECTION_CODES) == set(SECTIONS)
 _TOP_RE: Final = re.compile(r"t:([ag])")
-Setting = Literal["rating"]
-"""A group setting /settings changes (``ChatSettings``)."""
-_SETTING_CODES: Final[dict[str, Setting]] = {"r": "rating"}
-_SETTINGS_BY_NAME: Final = {setting: code for code, setting in _SETTING_CODES.items()}
-_SETTINGS_RE: Final = re.compile(r"S:([a-z])([01])?")
+SCREEN: Final = "screen"
+"""The ``setting`` of a /settings button that shows a screen of the menu."""
+_SETTING_VALUES: Final[dict[str, int]] = {
+    **{name: len(setting.values) for name, setting in SETTINGS_BY_NAME.items()},
+    SCREEN: len(SCREENS),
+}
+_SETTING_CODES: Final[dict[str, str]] = {
+    **{setting.code: name for name, setting in SETTINGS_BY_NAME.items()},
+    SCREEN_CODE: SCREEN,
+}
+_SETTINGS_BY_NAME: Final = {name: code for code, name in _SETTING_CODES.items()}
+_SETTINGS_RE: Final = re.compile(r"S:([A-Za-z])(\d)?")
 _HAND_RE: Final = re.compile(
     rf"h:({PLACE_PATTERN}):([a-z0-9]{{6}}):(\d{{1,7}}):([a-zA-Z])([a-zA-Z]{{0,6}})"
 )
@@ -162,10 +171,11 @@ class TopButton:
 
 @dataclass(frozen=True)
 class SettingsButton:
-    """A button of the /settings menu: the value it sets, or (None) the setting's name."""
+    """A button of the /settings menu: a setting's value (its index in the setting's
+    ``values``), or (None) the setting's name; for ``SCREEN``, the screen it shows."""
 
-    setting: Setting
-    value: bool | None = None
+    setting: str
+    value: int | None = None
 
 
 Button = GroupButton | LanguageButton | HandButton | RulesButton | TopButton | SettingsButton
@@ -205,8 +215,10 @@ def encode_top(*, overall: bool) -> str:
     return _checked(f"t:{'a' if overall else 'g'}")
 
 
-def encode_settings(setting: Setting, value: bool | None = None) -> str:
-    tail = "" if value is None else str(int(value))
+def encode_settings(setting: str, value: int | None = None) -> str:
+    if value is not None and not 0 <= value < _SETTING_VALUES[setting]:
+        raise ValueError(f"no value {value} for {setting!r}")
+    tail = "" if value is None else str(value)
     return _checked(f"S:{_SETTINGS_BY_NAME[setting]}{tail}")
 
 
@@ -306,9 +318,11 @@ def decode(data: str) -> Button:
         return TopButton(overall=m[1] == "a")
     if m := _SETTINGS_RE.fullmatch(data):
         setting = _SETTING_CODES.get(m[1])
-        if setting is None:
+        if setting is None or (setting == SCREEN and m[2] is None):
             raise CallbackError("unknown setting")
-        return SettingsButton(setting, None if m[2] is None else m[2] == "1")
+        if m[2] is not None and int(m[2]) >= _SETTING_VALUES[setting]:
+            raise CallbackError("no such value")
+        return SettingsButton(setting, None if m[2] is None else int(m[2]))
     if m := _HAND_RE.fullmatch(data):
         return _decode_hand(_place(m[1]), m[2], int(m[3]), m[4], m[5])
     raise CallbackError("unknown button")

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from bot.domain.records import PACES, ChatGame
+from bot.domain.records import PACES, ChatGame, LobbyDefaults
 from engine import Rules
 from engine.rules import PARTNER_TABLES
 
@@ -72,6 +72,17 @@ class LobbyOption:
         current = self.current(game)
         index = self.values.index(current) if current in self.values else -1
         return self.set_to(game, self.values[(index + 1) % len(self.values)])
+
+    def default(self, defaults: LobbyDefaults) -> Any:
+        """Its value in a group's defaults for new lobbies (/settings)."""
+        return getattr(defaults.rules if self.on == "rules" else defaults, self.field)
+
+    def set_default(self, defaults: LobbyDefaults, value: Any) -> LobbyDefaults:
+        """A copy of ``defaults`` with this option's value set to ``value``."""
+        if self.on == "table":
+            return defaults.model_copy(update={self.field: value})
+        rules = Rules.parse({**defaults.rules.model_dump(), self.field: value})
+        return defaults.model_copy(update={"rules": rules})
 
     def set_to(self, game: ChatGame, value: Any) -> ChatGame:
         """A copy of ``game`` with this option set to ``value`` (one of ``values``)."""

@@ -29,6 +29,11 @@ AI_LEVELS: tuple[AiLevel, ...] = ("easy", "normal", "hard")
 Phase = Literal["lobby", "playing", "finished", "cancelled"]
 Pace = Literal["relaxed", "normal", "fast"]
 PACES: tuple[Pace, ...] = ("relaxed", "normal", "fast")
+WhoStarts = Literal["anyone", "admins"]
+WHO_STARTS: tuple[WhoStarts, ...] = ("anyone", "admins")
+"""Who may open and start games in a group (/settings): any member, or its admins."""
+TURN_TIMEOUTS: tuple[int, ...] = (30, 45, 60, 90, 120, 180, 300)
+"""The turn timeouts (seconds) a group may choose in /settings."""
 LobbyScreen = Literal["main", "options", "cancel"]
 """Which keyboard the lobby message shows: its buttons, the options screen, or the
 question whether to cancel it."""
@@ -39,6 +44,8 @@ _LEFT_OUT_AT_DEFAULT: dict[str, Any] = {
     "lobby_screen": "main",
     "wait_window": None,
     "deal": None,
+    "turn_timeout": None,
+    "ai_first": "easy",
 }
 """``ChatGame``'s fields added since the first release, and the default each is left out
 of the JSON at (see ``_leave_out_new_defaults``)."""
@@ -95,6 +102,13 @@ class ChatGame(BaseModel):
     """How long the bot waits on people at this table (a lobby option, not a rule of the
     game; ``bot.domain.flow.common.table_timing`` turns it into seconds). Records stored before
     it existed load as "normal", so it needs no schema version of its own."""
+    ai_first: AiLevel = "easy"
+    """The computer level the lobby offers first (its button leads the row): the group's
+    default (/settings); left out of the JSON at "easy", as the lobby always offered it."""
+    turn_timeout: float | None = None
+    """The group's turn timeout (/settings) in seconds, before the pace scales it; None:
+    the bot's own (``Timing.turn_timeout``). Taken from the group's settings when a lobby
+    opens and when it starts; left out of the JSON while None."""
     seats: list[Seat] = []
     state: dict[str, Any] | None = None
     series: Series | None = None
@@ -203,6 +217,31 @@ class ChatGame(BaseModel):
         return self.model_dump_json(by_alias=True)
 
 
+class LobbyDefaults(BaseModel):
+    """The options a group's new lobbies start from (/settings): each lobby option's value
+    (``bot.domain.lobby_options``: its rules and the table's pace), and the computer level
+    offered first."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rules: Rules = Rules()
+    pace: Pace = "normal"
+    ai: AiLevel = "easy"
+    """The computer level the lobby offers first."""
+
+
+_SETTINGS_LEFT_OUT_AT_DEFAULT: dict[str, Any] = {
+    "rating": True,
+    "defaults": None,
+    "starts": "anyone",
+    "turn_timeout": None,
+    "tidy": True,
+}
+"""``ChatSettings``' fields added since the first release, left out of the JSON at their
+default (as ``ChatGame`` does: code from before them still reads every group that keeps
+them so)."""
+
+
 class ChatSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -212,12 +251,25 @@ class ChatSettings(BaseModel):
     """The first lobby here showed "How to play"; later lobbies offer it as a button."""
     rating: bool = True
     """The group's games are rated (``bot.domain.rating``); /settings turns it off."""
+    defaults: LobbyDefaults | None = None
+    """What a new lobby (/newgame) starts from; None (never set): the last game's options."""
+    starts: WhoStarts = "anyone"
+    """Who may open and start games here."""
+    turn_timeout: int | None = None
+    """Seconds a player has for a move (one of ``TURN_TIMEOUTS``); None: the bot's own."""
+    tidy: bool = True
+    """Tidy-up: the bot deletes its superseded messages and command replies, and (with
+    the right to) the /newgame commands of games that ended (``bot.app.tidy``)."""
 
     def to_json(self) -> str:
-        # Rating on (the default) is left out, so that code from before the field (extra
-        # fields are refused) still reads the settings of every group that keeps it on.
-        exclude = {"rating"} if self.rating else None
-        return self.model_dump_json(by_alias=True, exclude=exclude)
+        # Fields at their default are left out, so that code from before them (extra
+        # fields are refused) still reads the settings of every group that keeps them.
+        exclude = {
+            name
+            for name, default in _SETTINGS_LEFT_OUT_AT_DEFAULT.items()
+            if getattr(self, name) == default
+        }
+        return self.model_dump_json(by_alias=True, exclude=exclude or None)
 
 
 class UserRecord(BaseModel):

@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
+from bot.domain.place import Place
 from bot.output.screen_cache import ScreenCache
 from bot.store.storage import Storage
 from bot.transport.bot_api import BotApi
@@ -67,6 +69,12 @@ class TapsFirst:
                 await asyncio.wait_for(self._answered.wait(), self.wait)
 
 
+SentHook = Callable[[Place, int], Awaitable[None]]
+"""Told (place, message id) of a message sent there."""
+NoteSentHook = Callable[[Place, dict[str, Any], int], Awaitable[None]]
+"""Told (place, note, message id) of an owed note sent there."""
+
+
 @dataclass
 class OutputContext:
     api: BotApi
@@ -78,6 +86,10 @@ class OutputContext:
     wall_clock: Callable[[], float] = time.time
     cache: ScreenCache = field(default_factory=ScreenCache)
     stats: OutboxStats = field(default_factory=OutboxStats)
+    reply_sent: SentHook | None = None
+    """Told (place, message id) of each command's reply sent (tidy-up deletes it later)."""
+    note_sent: NoteSentHook | None = None
+    """Told (place, note, message id) of each owed note sent into a game's place."""
 
     @property
     def reconcile_after(self) -> float:

@@ -39,7 +39,7 @@ from bot.domain.place import Place, private_chat
 from bot.domain.records import ChatGame
 from bot.domain.roles import GROUP, Role, hand_owner, hand_role
 from bot.output import planner
-from bot.output.context import OutboxStats, OutputContext, TapsFirst
+from bot.output.context import NoteSentHook, OutboxStats, OutputContext, SentHook, TapsFirst
 from bot.output.jobs import OutputJob
 from bot.output.message_sync import GameMessage, MessageSync
 from bot.output.messages import GroupMessage, GroupRenderer, HandMessage, HandRenderer
@@ -49,7 +49,7 @@ from bot.output.replies import REPLY_SCOPE, Replies, ReplyScope
 from bot.render import Rendered
 from bot.store.storage import OwedOutput, Storage
 from bot.transport.bot_api import BotApi
-from bot.transport.lanes import ChatLanes, Lane, LaneEvents, LaneSettings
+from bot.transport.lanes import ANNOUNCE, ChatLanes, Lane, LaneEvents, LaneSettings, Outcome
 from bot.transport.pacing import GlobalLimiter, SendLimiter
 
 __all__ = [
@@ -96,10 +96,13 @@ class Outbox:
         idle_forget: float = 120.0,
         limiter: SendLimiter | None = None,
         on_migrated: MigrationHook | None = None,
+        reply_sent: SentHook | None = None,
+        note_sent: NoteSentHook | None = None,
     ) -> None:
         """``settle_delay``: how long a timed-out request may still land (the read timeout);
         ``idle_forget``: seconds after which an idle chat's lane is dropped; ``limiter``:
-        the global budget (default: this process's own, ``GlobalLimiter``)."""
+        the global budget (default: this process's own, ``GlobalLimiter``); ``reply_sent``
+        and ``note_sent``: told of each command's reply and owed note sent (tidy-up)."""
         self.bot = bot
         self.storage = storage
         self.render_group = render_group
@@ -108,7 +111,14 @@ class Outbox:
         self.clock = clock
         self.on_migrated = on_migrated
         self.context = OutputContext(
-            BotApi(bot), storage, TapsFirst(TAPS_FIRST_WAIT), settle_delay, clock, wall_clock
+            BotApi(bot),
+            storage,
+            TapsFirst(TAPS_FIRST_WAIT),
+            settle_delay,
+            clock,
+            wall_clock,
+            reply_sent=reply_sent,
+            note_sent=note_sent,
         )
         self.stats: OutboxStats = self.context.stats
         settings = LaneSettings(
@@ -269,6 +279,19 @@ class Outbox:
         replaced by this newer one); ``send_if_gone``: send it anew if it was deleted."""
         key, job = self.replies.edit_job(message_id, content, send_if_gone=send_if_gone)
         self._lanes.enqueue(chat_id, key, job, replace=True)
+
+    def delete(self, chat_id: int, message_id: int, done: Callable[[], Awaitable[None]]) -> None:
+        """Delete a message (tidy-up), paced like everything else in its chat and after
+        the game's messages; ``done`` once Telegram deleted it or refused for good."""
+
+        async def work(lane: Lane[Any], job: OutputJob) -> Outcome:
+            await lane.pace()
+            await self.context.retire(chat_id, message_id)
+            await done()
+            return None
+
+        job = OutputJob(work=work, priority=ANNOUNCE, repeatable=True)
+        self._lanes.enqueue(chat_id, ("tidy", message_id), job)
 
     async def retire(self, chat_id: int, message_id: int) -> None:
         """Delete a message we no longer keep up to date (its buttons would mislead): at a

@@ -82,8 +82,13 @@ class OwedWork:
             if content is not None:
                 await lane.pace()
                 api, text, markup = self.context.api, content.text, content.markup
-                await api.send_message(lane.chat_id, text, markup, place.topic_id)
+                sent = await api.send_message(lane.chat_id, text, markup, place.topic_id)
                 self.context.stats.sent += 1
+                if self.context.note_sent is not None:
+                    try:
+                        await self.context.note_sent(place, note, sent.message_id)
+                    except Exception:  # sent: only tidy-up misses it, never send it twice
+                        log.exception("chat %s: note %s not noted for tidy-up", place, note_id)
             # Cleared before the claim ends, so nobody can see it unsent and unclaimed.
             await storage.settle_output(place, {owed_fields.note(note_id): None})
         finally:

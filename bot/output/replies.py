@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextvars
 import itertools
+import logging
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +22,8 @@ from bot.output.jobs import OutputJob
 from bot.render import Rendered
 from bot.transport.bot_api import Edit
 from bot.transport.lanes import ANNOUNCE, REPLY, Lane, Outcome
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -59,6 +62,11 @@ class Replies:
             stats.sent += 1
             if on_sent is not None:
                 await on_sent(message)
+            if kind is not None and self.context.reply_sent is not None:
+                try:
+                    await self.context.reply_sent(place, message.message_id)
+                except Exception:  # sent: only tidy-up misses it, never send it twice
+                    log.exception("chat %s: reply not noted for tidy-up", place)
             return None
 
         scope = REPLY_SCOPE.get()

@@ -116,9 +116,9 @@ def _seat_rows(game: ChatGame, tr: Translator, b: Button) -> list[list[InlineKey
 def _main_rows(
     game: ChatGame, tr: Translator, b: Button, stranded: bool
 ) -> list[list[InlineKeyboardButton]]:
-    computers = (
-        [] if _full(game) else [b(tr.t(f"lobby.ai_{lvl}"), f"ai_{lvl}") for lvl in AI_LEVELS]
-    )
+    # The group's chosen level first (/settings), the others in order.
+    levels = sorted(AI_LEVELS, key=lambda level: level != game.ai_first)
+    computers = [] if _full(game) else [b(tr.t(f"lobby.ai_{lvl}"), f"ai_{lvl}") for lvl in levels]
     last_computer = next(
         (i for i in range(len(game.seats) - 1, -1, -1) if game.seats[i].user_id is None), None
     )

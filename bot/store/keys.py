@@ -232,6 +232,16 @@ def pending_index_key(shard: int) -> str:
     return f"durak:{{pending:{shard}}}:games"
 
 
+TIDY_KEY: Final = "durak:{tidy}:due"
+"""Messages the bot is to delete (tidy-up), "<chat>:<message>" scored with when."""
+
+
+def litter_key(place: Place) -> str:
+    """What the place's games left in the chat that tidy-up deletes when one ends: the
+    bot's announcements ("b:<message>") and the /newgame commands ("u:<message>")."""
+    return f"durak:{place.tag}:litter"
+
+
 ALL_TIMER_KEYS: Final = (TIMERS_KEY, *(timers_key(n) for n in range(SHARDS)))
 ALL_RUNNING_KEYS: Final = (RUNNING_KEY, *(running_key(n) for n in range(SHARDS)))
 ALL_OUTPUT_INDEX_KEYS: Final = tuple(output_index_key(n) for n in range(SHARDS))

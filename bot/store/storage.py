@@ -54,6 +54,7 @@ from bot.store.rating_codec import season_at
 from bot.store.ratings import GameRatings, RatingBoards
 from bot.store.screens import HandShown, Screen, ScreenBusy, Screens
 from bot.store.stats import SETTLE_EVERY, GameStats
+from bot.store.tidy import Tidying
 from bot.store.timers import TIMER_LEASE, RunningGames, Timers
 from bot.store.transactions import Lifetimes, StorageConflict, Transactions
 from bot.store.write import Write
@@ -113,6 +114,8 @@ class Storage:
         self._screens = Screens(db, conditional, lives, claim_ms=self.send_claim_ms)
         self._migration = ChatMigration(db, lives, timers=self._timers, running=self._running)
         self._preferences = Preferences(db, lives)
+        self.tidy = Tidying(db, conditional)
+        """Tidy-up's deletes and what games leave in their chats (``bot.store.tidy``)."""
 
     def _quarantined(self, place: Place, game_id: str) -> None:
         if self.on_quarantine is not None:

@@ -45,6 +45,8 @@ class GroupRoute:
     who: Who = "anyone"
     refused: str = "toast.only_creator_manage"
     """The toast for someone ``who`` excludes."""
+    opens: bool = False
+    """It opens or starts a game: in a group where only admins may (/settings), only they."""
 
 
 async def join(services: Services, tap: GroupTap) -> Toast:
@@ -141,15 +143,15 @@ GROUP_ROUTES: dict[GroupOp, GroupRoute] = {
     "join": GroupRoute(join),
     "leave": GroupRoute(leave),
     "remove_ai": GroupRoute(remove_ai, "manager"),
-    "start": GroupRoute(start, "manager", "toast.only_creator_start"),
+    "start": GroupRoute(start, "manager", "toast.only_creator_start", opens=True),
     "cancel": GroupRoute(_screen("cancel"), "closer"),
     "cancel_yes": GroupRoute(cancel, "closer"),
     "cancel_no": GroupRoute(_screen("main"), "closer"),
     "options": GroupRoute(options, "manager"),
     "options_back": GroupRoute(_screen("main"), "manager"),
     "drop_unreachable": GroupRoute(drop_unreachable, "manager"),
-    "new": GroupRoute(next_game),
-    "lobby": GroupRoute(fresh_lobby),
+    "new": GroupRoute(next_game, opens=True),
+    "lobby": GroupRoute(fresh_lobby, opens=True),
     "how_to": GroupRoute(how_to),
     **{f"ai_{level}": GroupRoute(add_ai, "manager") for level in AI_LEVELS},
     **{option.op: GroupRoute(change_option, option.who) for option in LOBBY_OPTIONS},
@@ -174,7 +176,18 @@ async def group_tap(services: Services, tap: Tap, button: GroupButton) -> Toast:
     )
     if route.who != "anyone":
         await check_manager(services, group, route)
+    if route.opens and not await may_open(services, group):
+        raise FlowError("settings.toast_only_admins_start")
     return await route.run(services, group)
+
+
+async def may_open(services: Services, tap: GroupTap) -> bool:
+    """Whether the tapper may open or start a game: anyone, unless only the group's admins
+    may (/settings)."""
+    chat_id = tap.place.chat_id
+    if not await lobbies.admins_only(services.games, chat_id):
+        return True
+    return await services.members.is_admin(chat_id, tap.user.id, tap.bot)
 
 
 async def check_manager(services: Services, tap: GroupTap, route: GroupRoute) -> None:

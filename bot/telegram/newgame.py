@@ -19,8 +19,14 @@ async def newgame(services: Services, update: Update, context: ContextTypes.DEFA
     if is_private(chat):
         services.say(place, tr.t("newgame.private"))
         return
+    if await lobbies.admins_only(services.games, chat.id) and not await services.members.is_admin(
+        chat.id, user.id, context.bot
+    ):
+        services.say(place, tr.t("settings.only_admins_start"))
+        return
     creator = person(user, negotiate(user.language_code))
+    command = update.effective_message.message_id if update.effective_message else None
     try:
-        await lobbies.open_lobby(services.games, place, chat.title or "", creator)
+        await lobbies.open_lobby(services.games, place, chat.title or "", creator, command)
     except FlowError as err:
         services.say(place, tr.t(err.key), reply_to=err.kwargs.get("reply_to"))

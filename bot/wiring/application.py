@@ -23,7 +23,9 @@ from bot.app.reviews import Reviews
 from bot.app.screens import BotName, Screens
 from bot.app.turn_gate import TurnGate
 from bot.domain.bounded import BoundedDict
+from bot.domain.place import Place
 from bot.ops.settings import Settings
+from bot.output.context import NoteSentHook, SentHook
 from bot.output.outbox import MigrationHook, Outbox
 from bot.store.games import Quarantined
 from bot.store.replica_wait import ReplicaWait
@@ -126,6 +128,8 @@ def build_outbox(
     on_migrated: MigrationHook,
     *,
     pacing_clock: Callable[[], float] = time.monotonic,
+    reply_sent: SentHook | None = None,
+    note_sent: NoteSentHook | None = None,
 ) -> Outbox:
     """``clock``: wall-clock time (when a hand landed); ``pacing_clock``: what the lanes
     and the per-process budget pace by."""
@@ -144,6 +148,8 @@ def build_outbox(
         settle_delay=settings.bot_api_timeout,
         on_migrated=on_migrated,
         limiter=send_limiter(settings, storage.redis, pacing_clock),
+        reply_sent=reply_sent,
+        note_sent=note_sent,
     )
 
 
@@ -172,12 +178,27 @@ def build_games(
         """The outbox's ChatMigrated answers move the records too (``games`` exists by then)."""
         await follow_migration(games, old, new)
 
+    # Tidy-up hears of what the outbox sends (``games.tidy`` exists by then).
+    async def reply_sent(place: Place, message_id: int) -> None:
+        await games.tidy.reply_sent(place, message_id)
+
+    async def note_sent(place: Place, note: dict[str, Any], message_id: int) -> None:
+        await games.tidy.note_sent(place, note, message_id)
+
     games = Games(
         storage,
         timing,
         AiRunner(ai_processes),
         outbox=build_outbox(
-            settings, bot, storage, screens, clock, migrated, pacing_clock=pacing_clock
+            settings,
+            bot,
+            storage,
+            screens,
+            clock,
+            migrated,
+            pacing_clock=pacing_clock,
+            reply_sent=reply_sent,
+            note_sent=note_sent,
         ),
         screens=screens,
         on_change=[live.changed] if live is not None else [],

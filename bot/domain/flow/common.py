@@ -42,8 +42,12 @@ delay stays: it is there so people can follow, whatever the pace."""
 
 
 def table_timing(game: ChatGame, timing: Timing) -> Timing:
-    """The timing a game runs on: the bot's settings scaled by the table's pace. The one
-    place a pace becomes seconds; everything that waits on people at a table asks here."""
+    """The timing a game runs on: the bot's settings, with the group's turn timeout
+    (``ChatGame.turn_timeout``, from /settings) if it chose one, scaled by the table's pace.
+    The one place a pace becomes seconds; everything that waits on people at a table asks
+    here."""
+    if game.turn_timeout is not None:
+        timing = replace(timing, turn_timeout=game.turn_timeout)
     factor = PACE_FACTORS[game.pace]
     if factor == 1.0:
         return timing

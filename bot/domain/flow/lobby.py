@@ -26,7 +26,7 @@ from bot.domain.flow.dealing import deal_game
 from bot.domain.flow.turns import schedule
 from bot.domain.lobby_options import LOBBY_OPTIONS, OPTIONS_BY_OP
 from bot.domain.place import Place
-from bot.domain.records import AiLevel, ChatGame, LobbyScreen, Seat
+from bot.domain.records import AiLevel, ChatGame, LobbyDefaults, LobbyScreen, Seat
 from engine import Rules, Series, dealer_by_lot
 from engine.rules import MAX_PLAYERS, MIN_PLAYERS
 
@@ -44,9 +44,12 @@ def new_lobby(
     creator: Person,
     game_id: str,
     show_how_to: bool = True,
+    defaults: LobbyDefaults | None = None,
+    turn_timeout: float | None = None,
 ) -> Outcome:
-    """Open a lobby, unless one is open or a game runs; the last game's options stay.
-    A lobby past its lifetime no longer counts as open."""
+    """Open a lobby, unless one is open or a game runs. It starts from the group's
+    ``defaults`` (/settings), or if it has none from the last game's options. A lobby past
+    its lifetime no longer counts as open. ``turn_timeout``: the group's (None: the bot's)."""
     if game is not None and game.phase == "playing":
         raise FlowError("newgame.running", reply_to=game.table_message_id)
     if game is not None and game.phase == "lobby" and not expired(game, moment):
@@ -57,14 +60,22 @@ def new_lobby(
         topic_id=place.topic_id,
         chat_title=title,
         creator_id=creator.user_id,
-        rules=game.rules if game is not None else Rules(),
-        pace=game.pace if game is not None else "normal",
+        rules=_opening_rules(game, defaults),
+        pace=defaults.pace if defaults is not None else game.pace if game is not None else "normal",
+        turn_timeout=turn_timeout,
+        ai_first=defaults.ai if defaults is not None else game.ai_first if game else "easy",
         seats=[_seat(creator, moment)],
         lobby_expires_at=moment.now + LOBBY_LIFETIME,
         creator_seen_at=moment.now,
         show_how_to=show_how_to,
     )
     return lobby, Effects()
+
+
+def _opening_rules(game: ChatGame | None, defaults: LobbyDefaults | None) -> Rules:
+    if defaults is not None:
+        return defaults.rules
+    return game.rules if game is not None else Rules()
 
 
 def _seat(person: Person, moment: Moment) -> Seat:
@@ -221,10 +232,12 @@ def start(
     by: int,
     unreachable: Collection[int],
     deal: Deal | None = None,
+    turn_timeout: float | None = None,
 ) -> Outcome:
     """Deal the first (or next) game of the series. ``unreachable``: user ids the bot
     cannot write to in private; past their deadline they are dropped, else Start waits.
-    ``deal``: the app's secret deal for the lobby's deck (``flow.dealing.deal_game``)."""
+    ``deal``: the app's secret deal for the lobby's deck (``flow.dealing.deal_game``).
+    ``turn_timeout``: the group's turn timeout as it is now (None: the bot's)."""
     game = open_lobby(game, moment, game_id, by)
     effects = Effects()
     late = {
@@ -265,6 +278,7 @@ def start(
     game.final_losing_team = None
     game.ended_early = False
     game.started_at = moment.now
+    game.turn_timeout = turn_timeout
     for seat in game.seats:
         seat.timeouts = 0
         seat.last_active = moment.now

@@ -138,6 +138,7 @@ def fresh_lobby(
         creator_id=opener.user_id,
         rules=game.rules,
         pace=game.pace,
+        ai_first=game.ai_first,
         seats=[
             Seat(user_id=opener.user_id, name=opener.name, lang=opener.lang, joined_at=moment.now)
         ],

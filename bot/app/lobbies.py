@@ -14,12 +14,16 @@ from bot.domain.place import Place
 from bot.domain.records import AI_LEVELS, AiLevel, ChatGame, LobbyScreen
 
 
-async def open_lobby(games: Games, place: Place, title: str, creator: Person) -> None:
-    """/newgame: a lobby at ``place``, with "how to play" the first time in this group."""
+async def open_lobby(
+    games: Games, place: Place, title: str, creator: Person, topic_name: str = ""
+) -> None:
+    """/newgame: a lobby at ``place``, with "how to play" the first time in this group
+    (``topic_name``: the forum topic's, when the lobby opens in one and it is known)."""
     chat_id = place.chat_id  # the group's settings: whichever of its places
     settings = await games.storage.chat_settings(chat_id)
     first_time = not settings.how_to_shown
-    await games.run(place, flow.new_lobby, place, title, creator, ids.new_game_id(), first_time)
+    game_id = ids.new_game_id()
+    await games.run(place, flow.new_lobby, place, title, creator, game_id, first_time, topic_name)
     if first_time:
         # Read again: a change made meanwhile (a /language) must not be undone.
         shown = (await games.storage.chat_settings(chat_id)).model_copy(

@@ -39,6 +39,7 @@ _LEFT_OUT_AT_DEFAULT: dict[str, Any] = {
     "lobby_screen": "main",
     "wait_window": None,
     "deal": None,
+    "topic_name": "",
 }
 """``ChatGame``'s fields added since the first release, and the default each is left out
 of the JSON at (see ``_leave_out_new_defaults``)."""
@@ -88,6 +89,9 @@ class ChatGame(BaseModel):
     """The forum topic the game is played in (None: the chat has one game, no topic).
     Left out of the JSON while None, like a normal ``pace``."""
     chat_title: str = ""
+    topic_name: str = ""
+    """The forum topic's name, read when the lobby opened ("": no topic, or its name was
+    not in the message). Left out of the JSON while empty."""
     phase: Phase = "lobby"
     creator_id: int
     rules: Rules = Rules()

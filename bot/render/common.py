@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot.domain.callbacks import without_steps
-from bot.domain.records import Seat
+from bot.domain.records import ChatGame, Seat
 from locales import Html, Translator, escape
 
 MAX_TEXT = 4096
@@ -100,6 +100,15 @@ def seat_name(seat: Seat, tr: Translator) -> Html:
     if seat.user_id is None and seat.ai is not None:
         return tr.t(f"seat.ai_{seat.ai}")
     return escape(seat.shown_name)
+
+
+def place_title(game: ChatGame, tr: Translator) -> Html:
+    """Where a game is played, as private messages name it: the group, and its forum
+    topic when the game has one and its name is known ("Durak club › Cards")."""
+    group = game.chat_title or str(game.chat_id)
+    if game.topic_id is None or not game.topic_name:
+        return escape(group)
+    return tr.t("place.topic", group=group, topic=game.topic_name)
 
 
 def seat_names(seats: Sequence[Seat], tr: Translator) -> list[Html]:

@@ -7,7 +7,7 @@ from telegram.ext import ContextTypes
 
 from bot.app import lobbies
 from bot.domain.flow import FlowError
-from bot.telegram.common import Services, is_private, person, place_of
+from bot.telegram.common import Services, is_private, person, place_of, topic_name
 from locales import negotiate
 
 
@@ -21,6 +21,7 @@ async def newgame(services: Services, update: Update, context: ContextTypes.DEFA
         return
     creator = person(user, negotiate(user.language_code))
     try:
-        await lobbies.open_lobby(services.games, place, chat.title or "", creator)
+        title = chat.title or ""
+        await lobbies.open_lobby(services.games, place, title, creator, topic_name(update))
     except FlowError as err:
         services.say(place, tr.t(err.key), reply_to=err.kwargs.get("reply_to"))

@@ -44,9 +44,11 @@ def new_lobby(
     creator: Person,
     game_id: str,
     show_how_to: bool = True,
+    topic_name: str = "",
 ) -> Outcome:
     """Open a lobby, unless one is open or a game runs; the last game's options stay.
-    A lobby past its lifetime no longer counts as open."""
+    A lobby past its lifetime no longer counts as open. ``topic_name``: the forum topic's
+    name ("": not known here; the last game's in this place stays)."""
     if game is not None and game.phase == "playing":
         raise FlowError("newgame.running", reply_to=game.table_message_id)
     if game is not None and game.phase == "lobby" and not expired(game, moment):
@@ -56,6 +58,7 @@ def new_lobby(
         chat_id=place.chat_id,
         topic_id=place.topic_id,
         chat_title=title,
+        topic_name=topic_name or (game.topic_name if game is not None else ""),
         creator_id=creator.user_id,
         rules=game.rules if game is not None else Rules(),
         pace=game.pace if game is not None else "normal",

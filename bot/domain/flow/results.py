@@ -135,6 +135,7 @@ def fresh_lobby(
         chat_id=game.chat_id,
         topic_id=game.topic_id,
         chat_title=game.chat_title,
+        topic_name=game.topic_name,
         creator_id=opener.user_id,
         rules=game.rules,
         pace=game.pace,

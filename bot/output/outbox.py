@@ -59,6 +59,7 @@ __all__ = [
     "NoteRenderer",
     "Outbox",
     "OutboxStats",
+    "PlaceGoneHook",
     "ReplyScope",
     "hand_targets",
     "shown_in_group",
@@ -68,6 +69,8 @@ log = logging.getLogger(__name__)
 
 MigrationHook = Callable[[int, int], Awaitable[None]]
 """(old, new): a group became a supergroup; move its records (``bot.app.migration``)."""
+PlaceGoneHook = Callable[[Place], Awaitable[None]]
+"""A game's place refuses the bot's messages for good: end its game (``bot.app.place_gone``)."""
 TAPS_FIRST_WAIT = 0.05
 """At most this long a job about to render waits for the taps being answered (``answering``)."""
 IN_FLIGHT_SECONDS = 2.0
@@ -96,6 +99,7 @@ class Outbox:
         idle_forget: float = 120.0,
         limiter: SendLimiter | None = None,
         on_migrated: MigrationHook | None = None,
+        on_place_gone: PlaceGoneHook | None = None,
     ) -> None:
         """``settle_delay``: how long a timed-out request may still land (the read timeout);
         ``idle_forget``: seconds after which an idle chat's lane is dropped; ``limiter``:
@@ -107,6 +111,7 @@ class Outbox:
         self.calm_delay = calm_delay
         self.clock = clock
         self.on_migrated = on_migrated
+        self.on_place_gone = on_place_gone
         self.context = OutputContext(
             BotApi(bot), storage, TapsFirst(TAPS_FIRST_WAIT), settle_delay, clock, wall_clock
         )
@@ -123,6 +128,7 @@ class Outbox:
             finished=lambda job: self.owed.settle(job),
             migrated=self._migrated,
             forbidden=self._forbidden,
+            refused=self._refused,
         )
         budget = limiter if limiter is not None else GlobalLimiter(global_rate, clock)
         self._lanes = ChatLanes(
@@ -314,6 +320,18 @@ class Outbox:
                 log.exception("could not move chat %s to %s", old, new)
         for place in [place for place in self.live_tables if place.chat_id == old]:
             self.live_tables.pop(place, None)
+
+    async def _refused(self, job: OutputJob, err: TelegramError) -> None:
+        """A game's group or topic refuses messages for good (``delivery.refused_by_group``):
+        its game ends there. The one place such an answer is handled; a reply that is no
+        game's is simply not sent."""
+        place = job.account
+        if not isinstance(place, Place) or self.on_place_gone is None:
+            return
+        try:
+            await self.on_place_gone(place)
+        except Exception:
+            log.exception("could not end the game of %s, which refuses messages", place)
 
     async def _forbidden(self, chat_id: int, err: Forbidden) -> None:
         log.info("chat %s refuses messages: %s", chat_id, err)

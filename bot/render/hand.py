@@ -361,6 +361,12 @@ def finished_hand_rows(
     return [[review_button(game.place, game.game_id, tr)]]
 
 
+def hand_gone(game: ChatGame, tr: Translator) -> Rendered:
+    """A game ended because its place refuses the bot's messages (``flow.place_gone``):
+    no buttons, and where it was, so the player knows which game."""
+    return Rendered(tr.t("hand.place_gone", group=place_title(game, tr)))
+
+
 def hand_closed(game: ChatGame, tr: Translator, seat: int | None = None) -> Rendered:
     """After the game: this player's own one-line result (or a plain note)."""
     if game.phase == "finished" and seat is not None:

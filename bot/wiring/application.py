@@ -15,6 +15,7 @@ from bot.app.ai_runner import AiRunner
 from bot.app.games import Games, Timing
 from bot.app.language import Languages
 from bot.app.migration import follow_migration
+from bot.app.place_gone import end_game_there
 from bot.app.quarantine_notice import QuarantineNotice
 from bot.app.ratings import Ratings
 from bot.app.recovery import RedisWatch
@@ -23,8 +24,9 @@ from bot.app.reviews import Reviews
 from bot.app.screens import BotName, Screens
 from bot.app.turn_gate import TurnGate
 from bot.domain.bounded import BoundedDict
+from bot.domain.place import Place
 from bot.ops.settings import Settings
-from bot.output.outbox import MigrationHook, Outbox
+from bot.output.outbox import MigrationHook, Outbox, PlaceGoneHook
 from bot.store.games import Quarantined
 from bot.store.replica_wait import ReplicaWait
 from bot.store.reviews import ReviewStore
@@ -126,6 +128,7 @@ def build_outbox(
     on_migrated: MigrationHook,
     *,
     pacing_clock: Callable[[], float] = time.monotonic,
+    on_place_gone: PlaceGoneHook | None = None,
 ) -> Outbox:
     """``clock``: wall-clock time (when a hand landed); ``pacing_clock``: what the lanes
     and the per-process budget pace by."""
@@ -143,6 +146,7 @@ def build_outbox(
         wall_clock=clock,
         settle_delay=settings.bot_api_timeout,
         on_migrated=on_migrated,
+        on_place_gone=on_place_gone,
         limiter=send_limiter(settings, storage.redis, pacing_clock),
     )
 
@@ -172,12 +176,23 @@ def build_games(
         """The outbox's ChatMigrated answers move the records too (``games`` exists by then)."""
         await follow_migration(games, old, new)
 
+    async def place_gone(place: Place) -> None:
+        """The outbox's refusals for good (a topic closed or deleted) end that game."""
+        await end_game_there(games, place)
+
     games = Games(
         storage,
         timing,
         AiRunner(ai_processes),
         outbox=build_outbox(
-            settings, bot, storage, screens, clock, migrated, pacing_clock=pacing_clock
+            settings,
+            bot,
+            storage,
+            screens,
+            clock,
+            migrated,
+            pacing_clock=pacing_clock,
+            on_place_gone=place_gone,
         ),
         screens=screens,
         on_change=[live.changed] if live is not None else [],

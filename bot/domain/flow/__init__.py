@@ -42,7 +42,7 @@ from bot.domain.flow.lobby import (
     show_screen,
     start,
 )
-from bot.domain.flow.results import finish, fresh_lobby, next_game, series_over
+from bot.domain.flow.results import finish, fresh_lobby, next_game, place_gone, series_over
 from bot.domain.flow.turns import (
     TIMEOUTS_BEFORE_HANDOVER,
     ai_move,
@@ -94,6 +94,7 @@ __all__ = [
     "next_game",
     "on_timeout",
     "open_lobby",
+    "place_gone",
     "play",
     "remind",
     "reminded_user",

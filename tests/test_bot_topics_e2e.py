@@ -112,6 +112,17 @@ async def wait_in(h: Harness, topic: int, text: str) -> EmuMessage:
     return await h.emu.wait_for(find, 5, what=f"{text!r} in topic {topic}")
 
 
+async def reply_after(h: Harness, topic: int, asked: int) -> EmuMessage:
+    """The bot's first message in ``topic`` after message ``asked`` (a command's answer)."""
+
+    def find() -> EmuMessage | None:
+        return next(
+            (m for m in bot_messages(h) if m.thread_id == topic and m.message_id > asked), None
+        )
+
+    return await h.emu.wait_for(find, 5, what=f"an answer in topic {topic}")
+
+
 async def started_game(h: Harness, topic: int, creator: int, joiners: tuple[int, ...] = ()) -> int:
     """/newgame in ``topic``, the joiners and an Easy computer seated, Start; the lobby's id."""
     await h.emu.user_sends(creator, GROUP, "/newgame", message_thread_id=topic)
@@ -163,6 +174,15 @@ async def test_two_topics_play_at_once_each_in_its_own_topic(make_harness: Any) 
         await wait_in(h, tournament, "Durak in brief")  # Carol's private chat is shut
         await h.emu.user_sends(ANN, GROUP, "/rules", message_thread_id=cards)
         await wait_in(h, cards, "I sent you the rules")
+        for command, topic, text in (
+            ("/help", tournament, "commands:"),
+            ("/settings", tournament, "Settings of this group"),
+            ("/language", cards, "Choose the language"),
+            ("/top", cards, ""),
+        ):
+            asked = await h.emu.user_sends(BOB, GROUP, command, message_thread_id=topic)
+            answer = await reply_after(h, topic, asked.message_id)
+            assert text in answer.text, (command, answer.text)
 
         # A rematch opens its lobby in the same topic.
         await press(h, ANN, GROUP, result_a.message_id, text="Rematch")

@@ -291,3 +291,22 @@ async def test_a_deleted_topic_ends_its_game_at_the_next_move(make_harness: Any)
         assert ended is not None and ended.phase == "cancelled"
         assert (await h.games.storage.owed_output(place)).complete
         assert bot_messages(h) == []  # the topic's messages went with it; none in General
+
+
+async def test_a_renamed_topic_is_named_anew_in_private(make_harness: Any) -> None:
+    async with make_harness() as h:
+        cards, _ = forum(h, ANN)
+        await h.start_bot()
+        await open_dms(h, ANN)
+        await started_game(h, cards, ANN)
+        await h.emu.wait_for(
+            lambda: any("Durak club › Cards" in t for t in private_texts(h, ANN)), 5, what="hand"
+        )
+        h.emu.admin_edits_topic(ANN, GROUP, cards, name="Big table")
+        await h.emu.wait_for(
+            lambda: any("Durak club › Big table" in t for t in private_texts(h, ANN)),
+            5,
+            what="the hand naming the new name",
+        )
+        game = await h.games.storage.load_table(Place(GROUP, cards))
+        assert game is not None and game.topic_name == "Big table" and game.phase == "playing"

@@ -6,10 +6,12 @@ test can fix them (the same deal on every run).
 
 from __future__ import annotations
 
+import contextlib
+
 from bot.app import deals, ids
 from bot.app.games import Games
 from bot.domain import flow
-from bot.domain.flow import Person
+from bot.domain.flow import FlowError, Person
 from bot.domain.place import Place
 from bot.domain.records import AI_LEVELS, AiLevel, ChatGame, LobbyScreen
 
@@ -106,3 +108,10 @@ async def next_game(games: Games, place: Place, game_id: str) -> None:
 async def fresh_lobby(games: Games, place: Place, game_id: str, opener: Person) -> None:
     """An empty lobby with the finished game's rules, opened by ``opener``."""
     await games.run(place, flow.fresh_lobby, game_id, opener, ids.new_game_id())
+
+
+async def rename_topic(games: Games, place: Place, name: str) -> None:
+    """The game's forum topic was renamed (a service message says so): its private
+    messages name it anew. Nothing to do without a game there, or with the name known."""
+    with contextlib.suppress(FlowError):
+        await games.run(place, flow.rename_topic, name)

@@ -39,6 +39,7 @@ from bot.domain.flow.lobby import (
     new_lobby,
     open_lobby,
     remove_ai,
+    rename_topic,
     show_screen,
     start,
 )
@@ -99,6 +100,7 @@ __all__ = [
     "remind",
     "reminded_user",
     "remove_ai",
+    "rename_topic",
     "schedule",
     "series_over",
     "show_screen",

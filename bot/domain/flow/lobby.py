@@ -282,3 +282,11 @@ def cancel(game: ChatGame | None, moment: Moment, game_id: str, by: int) -> Outc
     game.lobby_expires_at = None
     game.lobby_screen = "main"
     return game, Effects()
+
+
+def rename_topic(game: ChatGame | None, moment: Moment, name: str) -> Outcome:
+    """The forum topic of the game was renamed: private messages name it anew."""
+    if game is None or game.topic_id is None or not name or game.topic_name == name:
+        raise FlowError("toast.stale")
+    game.topic_name = name
+    return game, Effects()

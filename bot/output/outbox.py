@@ -11,8 +11,10 @@ Unchanged content is never re-sent; "message is not modified" counts as success.
 
 Failures: a refresh is retried until it lands (it re-reads the record, so a retry shows the
 latest state); a request that timed out may have been carried out, so it is never repeated
-blindly. The table and the results go before announcements; command replies come last,
-merged (one pending per kind) and bounded.
+blindly. A group or topic that refuses messages for good (closed, deleted, the bot may
+not post: ``bot.transport.delivery.refused_by_group``) is not retried: its game ends
+there (``on_place_gone``). The table and the results go before announcements; command
+replies come last, merged (one pending per kind) and bounded.
 
 Durability: what a move owes the screen is stored with the move (``bot.output.owed``); the
 jobs here work it off and clear each mark once done, so a worker that dies leaves the rest

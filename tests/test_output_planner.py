@@ -48,12 +48,19 @@ def owed(
 
 @pytest.mark.parametrize(
     ("phase", "hands"),
-    [("lobby", []), ("cancelled", []), ("playing", [ANN, BOB]), ("finished", [ANN])],
+    [("lobby", []), ("cancelled", [ANN]), ("playing", [ANN, BOB]), ("finished", [ANN])],
 )
 def test_hands_follow_a_running_game_and_a_finished_one_they_showed(
     phase: Phase, hands: list[int]
 ) -> None:
+    """A cancelled game with hands on screen ended because its place refuses the bot's
+    messages (``flow.place_gone``): its hands say so."""
     assert planner.hand_targets(game(phase)) == hands
+
+
+def test_a_cancelled_lobby_has_no_hands_to_follow() -> None:
+    seats = [Seat(user_id=ANN, name="Ann"), Seat(user_id=BOB, name="Bob")]
+    assert planner.hand_targets(game("cancelled", seats=seats, state=None)) == []
 
 
 def test_the_record_names_each_roles_messages() -> None:

@@ -83,8 +83,10 @@ def test_a_private_chat_is_a_place_without_a_topic() -> None:
 
 
 def test_an_update_is_in_its_chats_place() -> None:
-    update: Any = SimpleNamespace(effective_chat=SimpleNamespace(id=CHAT, is_forum=True))
-    assert place_of(update) == Place(CHAT)  # topics are not read yet
+    """Without a topic message, the chat's place (topics: tests/test_bot_topics_e2e.py)."""
+    chat = SimpleNamespace(id=CHAT, is_forum=True)
+    update: Any = SimpleNamespace(effective_chat=chat, effective_message=None)
+    assert place_of(update) == Place(CHAT)
     assert place_of(SimpleNamespace(effective_chat=None)) is None  # type: ignore[arg-type]
 
 

@@ -11,13 +11,15 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from bot.domain.flow import Moment, Person, Timing, join
+from bot.domain.flow import Moment, Person, Timing, join, play
 from bot.domain.place import Place
 from bot.domain.records import ChatGame, ChatSettings, UserRecord
 from bot.domain.schema import CURRENT, UnreadableRecord, upgrade
 from bot.ops import metrics
+from bot.render import hand_message
 from bot.store.storage import RUNNING_KEY, Storage, Write, settings_key, table_key, user_key
 from engine import legal_actions
+from locales import translator
 
 FIXTURES = Path(__file__).parent / "fixtures" / "records"
 CHAT = -1001  # the fixtures' group
@@ -161,3 +163,39 @@ async def test_stored_chat_settings_get_the_group_settings_at_their_defaults(
         True,
     )
     assert json.loads(chat.to_json()) == json.loads(raw) | {"how_to_shown": False}
+
+
+async def test_an_old_record_without_a_topic_loads_and_plays_in_its_chat(
+    real_redis: Redis,
+) -> None:
+    """Records written before games per topic: no ``topic_id``, no ``topic_name``. They
+    are the chat's game (topic None), name the group alone, take a move, and are written
+    back without the new fields (code from before them still reads them)."""
+    store, raw = storage(real_redis), (FIXTURES / "v1" / "table_playing.json").read_text()
+    assert "topic" not in raw
+    await real_redis.set(table_key(Place(CHAT)), raw)
+    table = await store.load_table(Place(CHAT))
+    assert table is not None and table.topic_id is None and table.topic_name == ""
+    assert table.place == Place(CHAT)
+    state = table.engine_state()
+    seat = next(p for p in range(len(table.seats)) if legal_actions(state, p))
+    header = hand_message(table, seat, translator("en")).text.splitlines()[0]
+    assert "Fixture group" in header and "›" not in header
+    user, action = table.seats[seat].user_id, legal_actions(state, seat)[0]
+    assert user is not None
+    moment = Moment(time.time(), Timing(turn_timeout=60, ai_delay=0, notify_quiet=20))
+    await store.update_table(
+        Place(CHAT),
+        lambda t: _write(play(t, moment, t.game_id, user, state.step, action)[0]),
+    )
+    again = await store.load_table(Place(CHAT))
+    assert again is not None and again.engine_state().step == state.step + 1
+    stored = json.loads(await real_redis.get(table_key(Place(CHAT))))
+    assert "topic_id" not in stored and "topic_name" not in stored
+
+
+def test_a_topics_game_keeps_its_topic_and_name() -> None:
+    raw = json.loads((FIXTURES / "v1" / "table_lobby.json").read_text())
+    game = ChatGame.model_validate(raw | {"topic_id": 7, "topic_name": "Cards"})
+    back = ChatGame.model_validate_json(game.to_json())
+    assert back.place == Place(CHAT, 7) and back.topic_name == "Cards"

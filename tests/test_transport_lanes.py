@@ -7,8 +7,9 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from telegram.error import Forbidden
+from telegram.error import BadRequest, Forbidden, TelegramError
 
+from bot.transport.delivery import refused_by_group
 from bot.transport.lanes import BackOff, ChatLanes, Job, Lane, LaneEvents, LaneSettings, Outcome
 from bot.transport.pacing import GlobalLimiter
 
@@ -72,4 +73,62 @@ async def test_a_job_backing_off_runs_again_and_is_over_once() -> None:
     await asyncio.wait_for(box.idle(), 5)
     assert job.runs == 3
     assert finished == [job]
+    await box.close()
+
+
+@dataclass(kw_only=True, eq=False)
+class Refused(Job):
+    """Telegram refuses it the way a closed topic does."""
+
+    error: Exception
+    runs: int = 0
+
+    async def run(self, lane: Lane[Any]) -> Outcome:
+        self.runs += 1
+        await lane.pace()
+        raise self.error
+
+
+def test_a_group_or_topic_that_refuses_messages_is_told_apart() -> None:
+    for text in (
+        "TOPIC_CLOSED",
+        "Message thread not found",
+        "TOPIC_DELETED",
+        "Not enough rights to send text messages to the chat",
+        "CHAT_WRITE_FORBIDDEN",
+    ):
+        assert refused_by_group(-1, BadRequest(text)), text
+    assert refused_by_group(-1, Forbidden("bot was kicked from the supergroup chat"))
+    assert not refused_by_group(-1, BadRequest("Message is not modified"))
+    assert not refused_by_group(-1, BadRequest("Message to edit not found"))
+    assert not refused_by_group(7, Forbidden("bot was blocked by the user"))  # a person
+
+
+async def test_a_refusal_ends_the_job_and_its_accounts_waiting_jobs_but_no_other() -> None:
+    finished: list[Job] = []
+    refused: list[tuple[Job, Exception]] = []
+
+    async def done(job: Job) -> None:
+        finished.append(job)
+
+    async def on_refused(job: Job, err: TelegramError) -> None:
+        refused.append((job, err))
+
+    async def nothing(*args: Any) -> None: ...
+
+    settings = LaneSettings(0, 1000, 0, in_flight=4, settle_delay=1, idle_forget=60)
+    events = LaneEvents[Job](done, nothing, nothing, on_refused)
+    box: ChatLanes[Job] = ChatLanes(settings, GlobalLimiter(1000), Counters(), events)
+    failing = Refused(account="topic 7", error=BadRequest("TOPIC_CLOSED"))
+    waiting, other = Step(account="topic 7"), Step(account="topic 8")
+    with box.coming():
+        box.enqueue(-1, "table 7", failing)
+        box.enqueue(-1, "note 7", waiting)
+        box.enqueue(-1, "table 8", other)
+    await asyncio.wait_for(box.idle(), 5)
+    assert failing.runs == 1  # not retried
+    assert [job for job, _ in refused] == [failing]
+    assert (waiting.runs, other.runs) == (0, 1)  # its account's waiting job ended unrun
+    assert set(finished) == {failing, waiting, other}
+    assert not box.working_for("topic 7") and not box.working_for("topic 8")
     await box.close()

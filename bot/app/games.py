@@ -53,9 +53,14 @@ class Committed(NamedTuple):
 
 def owed_by(game: ChatGame, effects: Effects) -> Owed:
     """What a committed change must show: every message that follows the record, the
-    hands re-sent as new messages, and the new group messages (sent once each)."""
+    hands re-sent as new messages, and the new group messages (sent once each). A game
+    whose place refuses the bot's messages owes nothing there: only the hands, each
+    re-sent as a new message that says the game ended."""
     hands = hand_targets(game)
-    notify = sorted(effects.notify & set(hands)) if game.phase == "playing" else []
+    notifying = game.phase == "playing" or effects.place_gone
+    notify = sorted(effects.notify & set(hands)) if notifying else []
+    if effects.place_gone:
+        return Owed([hand_role(uid) for uid in hands], notify, [])
     notes: list[dict[str, Any]] = [
         {"kind": "announce", "key": note.key, "kwargs": note.kwargs} for note in effects.announce
     ]

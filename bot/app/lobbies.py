@@ -6,10 +6,12 @@ test can fix them (the same deal on every run).
 
 from __future__ import annotations
 
+import contextlib
+
 from bot.app import deals, ids
 from bot.app.games import Games
 from bot.domain import flow
-from bot.domain.flow import Person
+from bot.domain.flow import FlowError, Person
 from bot.domain.place import Place
 from bot.domain.records import AI_LEVELS, AiLevel, ChatGame, LobbyScreen
 
@@ -20,10 +22,16 @@ async def admins_only(games: Games, chat_id: int) -> bool:
 
 
 async def open_lobby(
-    games: Games, place: Place, title: str, creator: Person, command_id: int | None = None
+    games: Games,
+    place: Place,
+    title: str,
+    creator: Person,
+    command_id: int | None = None,
+    topic_name: str = "",
 ) -> None:
     """/newgame: a lobby at ``place`` from the group's defaults, with "how to play" the
-    first time in this group; ``command_id``: the /newgame message (tidy-up's)."""
+    first time in this group; ``command_id``: the /newgame message (tidy-up's);
+    ``topic_name``: the forum topic's, when the lobby opens in one and it is known."""
     chat_id = place.chat_id  # the group's settings: whichever of its places
     settings = await games.storage.chat_settings(chat_id)
     first_time = not settings.how_to_shown
@@ -37,6 +45,7 @@ async def open_lobby(
         first_time,
         settings.defaults,
         settings.turn_timeout,
+        topic_name,
     )
     if command_id is not None:
         await games.tidy.command(place, command_id)
@@ -123,3 +132,10 @@ async def next_game(games: Games, place: Place, game_id: str) -> None:
 async def fresh_lobby(games: Games, place: Place, game_id: str, opener: Person) -> None:
     """An empty lobby with the finished game's rules, opened by ``opener``."""
     await games.run(place, flow.fresh_lobby, game_id, opener, ids.new_game_id())
+
+
+async def rename_topic(games: Games, place: Place, name: str) -> None:
+    """The game's forum topic was renamed (a service message says so): its private
+    messages name it anew. Nothing to do without a game there, or with the name known."""
+    with contextlib.suppress(FlowError):
+        await games.run(place, flow.rename_topic, name)

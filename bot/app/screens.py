@@ -79,6 +79,8 @@ class Screens:
         tr = await self.languages.person(info.user_id, info.lang)
         if game.phase == "finished" and game.state is not None:
             return await self.finished_hand(game, seat, tr)
+        if game.phase == "cancelled":
+            return render.hand_gone(game, tr)
         if info.left:
             return render.hand_closed(game, tr, seat)
         mode = self.modes.current(game, info.user_id) if info.user_id is not None else None

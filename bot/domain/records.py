@@ -46,6 +46,7 @@ _LEFT_OUT_AT_DEFAULT: dict[str, Any] = {
     "deal": None,
     "turn_timeout": None,
     "ai_first": "easy",
+    "topic_name": "",
 }
 """``ChatGame``'s fields added since the first release, and the default each is left out
 of the JSON at (see ``_leave_out_new_defaults``)."""
@@ -95,6 +96,9 @@ class ChatGame(BaseModel):
     """The forum topic the game is played in (None: the chat has one game, no topic).
     Left out of the JSON while None, like a normal ``pace``."""
     chat_title: str = ""
+    topic_name: str = ""
+    """The forum topic's name, read when the lobby opened ("": no topic, or its name was
+    not in the message). Left out of the JSON while empty."""
     phase: Phase = "lobby"
     creator_id: int
     rules: Rules = Rules()

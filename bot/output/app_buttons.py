@@ -10,6 +10,7 @@ from bot.domain import callbacks, flow
 from bot.domain.place import Place
 from bot.domain.records import ChatGame
 from bot.render import Rendered
+from bot.render.common import place_title
 from bot.render.labels import pack
 from bot.store.presence import Presence
 from locales import Translator, visible_text
@@ -61,7 +62,7 @@ class AppButtons:
         if user_id is not None and user_id == flow.reminded_user(table):
             in_app = False  # the reminder shows the whole hand, whichever way they play
         if in_app and table.phase == "playing" and user_id is not None:
-            text = tr.t("app.in_app", group=table.chat_title or str(table.chat_id))
+            text = tr.t("app.in_app", group=place_title(table, tr))
             # No step in its data: the collapsed message must stay the same every move.
             data = callbacks.encode_hand_op(table.place, table.game_id, 0, "play_here")
             here = InlineKeyboardButton(

@@ -148,7 +148,8 @@ class HandMessage:
             message_id,
             slot,
             owed.rev,
-            force_new=notify and playing,
+            # A game that ended because its place refuses messages tells each player anew.
+            force_new=notify and (playing or table.phase == "cancelled"),
             reconcile=playing,
             seat=seat,
             notify=notify,

@@ -11,8 +11,10 @@ Unchanged content is never re-sent; "message is not modified" counts as success.
 
 Failures: a refresh is retried until it lands (it re-reads the record, so a retry shows the
 latest state); a request that timed out may have been carried out, so it is never repeated
-blindly. The table and the results go before announcements; command replies come last,
-merged (one pending per kind) and bounded.
+blindly. A group or topic that refuses messages for good (closed, deleted, the bot may
+not post: ``bot.transport.delivery.refused_by_group``) is not retried: its game ends
+there (``on_place_gone``). The table and the results go before announcements; command
+replies come last, merged (one pending per kind) and bounded.
 
 Durability: what a move owes the screen is stored with the move (``bot.output.owed``); the
 jobs here work it off and clear each mark once done, so a worker that dies leaves the rest
@@ -59,6 +61,7 @@ __all__ = [
     "NoteRenderer",
     "Outbox",
     "OutboxStats",
+    "PlaceGoneHook",
     "ReplyScope",
     "hand_targets",
     "shown_in_group",
@@ -68,6 +71,8 @@ log = logging.getLogger(__name__)
 
 MigrationHook = Callable[[int, int], Awaitable[None]]
 """(old, new): a group became a supergroup; move its records (``bot.app.migration``)."""
+PlaceGoneHook = Callable[[Place], Awaitable[None]]
+"""A game's place refuses the bot's messages for good: end its game (``bot.app.place_gone``)."""
 TAPS_FIRST_WAIT = 0.05
 """At most this long a job about to render waits for the taps being answered (``answering``)."""
 IN_FLIGHT_SECONDS = 2.0
@@ -98,6 +103,7 @@ class Outbox:
         on_migrated: MigrationHook | None = None,
         reply_sent: SentHook | None = None,
         note_sent: NoteSentHook | None = None,
+        on_place_gone: PlaceGoneHook | None = None,
     ) -> None:
         """``settle_delay``: how long a timed-out request may still land (the read timeout);
         ``idle_forget``: seconds after which an idle chat's lane is dropped; ``limiter``:
@@ -110,6 +116,7 @@ class Outbox:
         self.calm_delay = calm_delay
         self.clock = clock
         self.on_migrated = on_migrated
+        self.on_place_gone = on_place_gone
         self.context = OutputContext(
             BotApi(bot),
             storage,
@@ -133,6 +140,7 @@ class Outbox:
             finished=lambda job: self.owed.settle(job),
             migrated=self._migrated,
             forbidden=self._forbidden,
+            refused=self._refused,
         )
         budget = limiter if limiter is not None else GlobalLimiter(global_rate, clock)
         self._lanes = ChatLanes(
@@ -337,6 +345,18 @@ class Outbox:
                 log.exception("could not move chat %s to %s", old, new)
         for place in [place for place in self.live_tables if place.chat_id == old]:
             self.live_tables.pop(place, None)
+
+    async def _refused(self, job: OutputJob, err: TelegramError) -> None:
+        """A game's group or topic refuses messages for good (``delivery.refused_by_group``):
+        its game ends there. The one place such an answer is handled; a reply that is no
+        game's is simply not sent."""
+        place = job.account
+        if not isinstance(place, Place) or self.on_place_gone is None:
+            return
+        try:
+            await self.on_place_gone(place)
+        except Exception:
+            log.exception("could not end the game of %s, which refuses messages", place)
 
     async def _forbidden(self, chat_id: int, err: Forbidden) -> None:
         log.info("chat %s refuses messages: %s", chat_id, err)

@@ -26,8 +26,10 @@ LIVE_PHASES = ("lobby", "playing")
 
 
 def hand_targets(table: ChatGame) -> list[int]:
-    """The users whose hand message shows ``table`` (and so follows its changes)."""
-    if table.phase not in ("playing", "finished"):
+    """The users whose hand message shows ``table`` (and so follows its changes): while it
+    is played, and after it (finished, or cancelled because its place refuses the bot's
+    messages: a cancelled lobby never had hand messages)."""
+    if table.phase not in ("playing", "finished", "cancelled"):
         return []
     return [
         seat.user_id

@@ -6,7 +6,7 @@ Nothing here talks to Telegram or Redis. One module per message: ``lobby``, ``ta
 """
 
 from bot.render.common import MAX_TEXT, Rendered, deep_link, seat_names
-from bot.render.hand import finished_hand, hand_closed, hand_message
+from bot.render.hand import finished_hand, hand_closed, hand_gone, hand_message
 from bot.render.language import language_picker
 from bot.render.lobby import cancelled, lobby_message, option_label, rules_summary
 from bot.render.results import results_message
@@ -22,6 +22,7 @@ __all__ = [
     "finished_hand",
     "group_stats",
     "hand_closed",
+    "hand_gone",
     "hand_message",
     "language_picker",
     "lobby_message",

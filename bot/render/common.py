@@ -13,7 +13,7 @@ from typing import Final
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot.domain.callbacks import without_steps
-from bot.domain.records import Seat
+from bot.domain.records import ChatGame, Seat
 from locales import Html, Translator, escape
 
 MAX_TEXT = 4096
@@ -118,6 +118,15 @@ def button_names(seats: Sequence[Seat], tr: Translator) -> list[Html]:
             names[i] = Html(f"🤖 {COMPUTER_NAMES[computers % len(COMPUTER_NAMES)]}")
             computers += 1
     return names
+
+
+def place_title(game: ChatGame, tr: Translator) -> Html:
+    """Where a game is played, as private messages name it: the group, and its forum
+    topic when the game has one and its name is known ("Durak club › Cards")."""
+    group = game.chat_title or str(game.chat_id)
+    if game.topic_id is None or not game.topic_name:
+        return escape(group)
+    return tr.t("place.topic", group=group, topic=game.topic_name)
 
 
 def seat_names(seats: Sequence[Seat], tr: Translator) -> list[Html]:

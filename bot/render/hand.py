@@ -16,7 +16,7 @@ from bot.domain.place import Place
 from bot.domain.rating import ResultLine
 from bot.domain.records import ChatGame
 from bot.render import faces
-from bot.render.common import Rendered, button_names, markup, seat_names
+from bot.render.common import Rendered, button_names, markup, place_title, seat_names
 from bot.render.labels import ROW_WIDTH, label_width, pack
 from bot.render.log import meanwhile
 from bot.render.rating import rating_change
@@ -106,7 +106,7 @@ def _table_context(
     text: _Text, game: ChatGame, v: PlayerView, names: list[Html], tr: Translator
 ) -> None:
     """Which group's game, and what its table shows (context: never edits by itself)."""
-    text.mine(tr.t("hand.header", group=game.chat_title or str(game.chat_id)))
+    text.mine(tr.t("hand.header", group=place_title(game, tr)))
     status = tr.t(
         "table.status",
         trump=faces.card(tr, v.trump_card),
@@ -361,9 +361,15 @@ def finished_hand_rows(
     return [[review_button(game.place, game.game_id, tr)]]
 
 
+def hand_gone(game: ChatGame, tr: Translator) -> Rendered:
+    """A game ended because its place refuses the bot's messages (``flow.place_gone``):
+    no buttons, and where it was, so the player knows which game."""
+    return Rendered(tr.t("hand.place_gone", group=place_title(game, tr)))
+
+
 def hand_closed(game: ChatGame, tr: Translator, seat: int | None = None) -> Rendered:
     """After the game: this player's own one-line result (or a plain note)."""
     if game.phase == "finished" and seat is not None:
         rows = finished_hand_rows(game, seat, tr)
         return Rendered(hand_result(game, seat, tr).text, markup(rows))
-    return Rendered(tr.t("hand.closed", group=game.chat_title or str(game.chat_id)))
+    return Rendered(tr.t("hand.closed", group=place_title(game, tr)))

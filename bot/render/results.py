@@ -8,7 +8,7 @@ from telegram import InlineKeyboardButton
 from bot.domain import callbacks
 from bot.domain.flow import series_over
 from bot.domain.records import ChatGame
-from bot.render.common import TEAM_NAMES, Rendered, markup, seat_names
+from bot.render.common import TEAM_NAMES, Rendered, markup, place_title, seat_names
 from bot.render.deal import reveal_lines
 from bot.render.labels import pack
 from locales import Html, Translator
@@ -78,7 +78,7 @@ def results_message(game: ChatGame, tr: Translator, *, reveal: bool = True) -> R
 
 def hand_result(game: ChatGame, seat: int, tr: Translator) -> Rendered:
     """One line in the player's private chat instead of the hand."""
-    group = game.chat_title or str(game.chat_id)
+    group = place_title(game, tr)
     lost = losers(game)
     if not lost:
         return Rendered(tr.t("hand.result_draw", group=group))

@@ -113,13 +113,30 @@ class Services:
 def place_of(update: Update) -> Place | None:
     """The place an update is in: where its game lives and its replies go (None: no
     chat). The one place that decides it: every handler asks here, none builds a place
-    from a chat id. For now a chat is one place (one game per chat, topic None); games
-    per forum topic will read the message's ``message_thread_id`` here (a forum's
-    General topic, and every chat without topics, stay topic None)."""
+    from a chat id. A message in a forum topic (``is_topic_message``, as Telegram marks
+    them) is in that topic: a command by its own message, a tap by the message tapped;
+    a forum's General topic, and every chat without topics, stay topic None. (A reply
+    thread in a group without topics also has a ``message_thread_id``, but is no topic.)"""
     chat = update.effective_chat
     if chat is None:
         return None
-    return Place(chat.id)
+    message = update.effective_message
+    thread = message.message_thread_id if message is not None else None
+    if message is None or not message.is_topic_message or thread is None or thread <= 1:
+        return Place(chat.id)
+    return Place(chat.id, thread)
+
+
+def topic_name(update: Update) -> str:
+    """The name of the forum topic an update's message is in, as far as the message says:
+    in a topic, a message that answers nothing in particular replies to the topic's first
+    message, its ``forum_topic_created`` (empty: not known, e.g. an explicit reply)."""
+    message = update.effective_message
+    if message is None or not message.is_topic_message:
+        return ""
+    replied = message.reply_to_message
+    created = replied.forum_topic_created if replied is not None else None
+    return created.name if created is not None else ""
 
 
 def person(user: User, lang: str) -> Person:

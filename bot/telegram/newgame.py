@@ -7,7 +7,7 @@ from telegram.ext import ContextTypes
 
 from bot.app import lobbies
 from bot.domain.flow import FlowError
-from bot.telegram.common import Services, is_private, person, place_of
+from bot.telegram.common import Services, is_private, person, place_of, topic_name
 from locales import negotiate
 
 
@@ -27,6 +27,7 @@ async def newgame(services: Services, update: Update, context: ContextTypes.DEFA
     creator = person(user, negotiate(user.language_code))
     command = update.effective_message.message_id if update.effective_message else None
     try:
-        await lobbies.open_lobby(services.games, place, chat.title or "", creator, command)
+        title, topic = chat.title or "", topic_name(update)
+        await lobbies.open_lobby(services.games, place, title, creator, command, topic)
     except FlowError as err:
         services.say(place, tr.t(err.key), reply_to=err.kwargs.get("reply_to"))

@@ -44,7 +44,7 @@ from bot.telegram.language import language_command, language_tap
 from bot.telegram.newgame import newgame
 from bot.telegram.private import back_in_chat, private_message
 from bot.telegram.rules import rules_command, rules_tap
-from bot.telegram.service import migrated
+from bot.telegram.service import migrated, topic_edited
 from bot.telegram.settings import settings_command, settings_tap
 from bot.telegram.start import start
 from bot.telegram.stats import stats
@@ -103,6 +103,9 @@ def install(app: App, services: Services, guard: Guard) -> TapRouter:
     app.add_handler(
         MessageHandler(filters.StatusUpdate.MIGRATE, bound(migrated, services)),
         group=-1,
+    )
+    app.add_handler(
+        MessageHandler(filters.StatusUpdate.FORUM_TOPIC_EDITED, bound(topic_edited, services))
     )
     taps = TapRouter(services, TAP_ROUTES)
     app.bot_data[HANDLERS_KEY] = taps

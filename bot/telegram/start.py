@@ -8,6 +8,7 @@ from telegram.ext import ContextTypes
 
 from bot.app.players import mark_dm_open
 from bot.domain.callbacks import decode_group_link
+from bot.render.common import place_title
 from bot.telegram.common import Services, is_private, place_of
 
 
@@ -29,7 +30,7 @@ async def start(services: Services, update: Update, context: ContextTypes.DEFAUL
         # Only a member learns which group it is: the title is not for strangers.
         members = services.members
         if game is not None and await members.is_member(place.chat_id, user.id, context.bot):
-            services.say(here, tr.t("start.linked", group=game.chat_title))
+            services.say(here, tr.t("start.linked", group=place_title(game, tr)))
             games.box.refresh(game)
             return
     services.say(here, tr.t("start.private"))

@@ -23,7 +23,12 @@ from redis.exceptions import RedisError
 from telegram.error import ChatMigrated, Forbidden, RetryAfter, TelegramError
 
 from bot.transport.bot_api import retry_seconds
-from bot.transport.delivery import backoff_seconds, possibly_applied, transient
+from bot.transport.delivery import (
+    backoff_seconds,
+    possibly_applied,
+    refused_by_group,
+    transient,
+)
 from bot.transport.pacing import ChatBusy, ChatPacer, SendLimiter
 
 log = logging.getLogger(__name__)
@@ -136,6 +141,10 @@ class LaneSettings:
         )
 
 
+async def _refusal_ignored(job: Any, err: TelegramError) -> None:
+    """Lanes whose owner has nothing to end when a group refuses messages."""
+
+
 @dataclass(frozen=True)
 class LaneEvents(Generic[J]):
     """What the owner of the jobs hears from the lanes."""
@@ -145,7 +154,11 @@ class LaneEvents(Generic[J]):
     migrated: Callable[[int, int], Awaitable[None]]
     """(old, new): the group became a supergroup; its jobs move there after this."""
     forbidden: Callable[[int, Forbidden], Awaitable[None]]
-    """The chat refuses messages (blocked, kicked)."""
+    """A private chat refuses messages (the person blocked the bot)."""
+    refused: Callable[[J, TelegramError], Awaitable[None]] = _refusal_ignored
+    """A group, or the forum topic the job wrote to, refuses messages for good (closed,
+    deleted, the bot may not post): the job is over, not retried; so is every job of its
+    account still waiting in that chat (``delivery.refused_by_group``)."""
 
 
 class ChatLanes(Generic[J]):
@@ -322,9 +335,14 @@ class ChatLanes(Generic[J]):
             self._requeue(lane, key, job)
             await self._migrated(lane, err.new_chat_id)
             return True
-        except Forbidden as err:
-            await self.events.forbidden(lane.chat_id, err)
-        except (TelegramError, RedisError) as err:
+        except TelegramError as err:
+            if refused_by_group(lane.chat_id, err):
+                await self._refused(lane, job, err)
+            elif isinstance(err, Forbidden):
+                await self.events.forbidden(lane.chat_id, err)
+            else:
+                self._failed(lane, key, job, err)
+        except RedisError as err:
             self._failed(lane, key, job, err)
         except Exception:
             log.exception("outbox job failed in chat %s", lane.chat_id)
@@ -348,6 +366,18 @@ class ChatLanes(Generic[J]):
             self.counters.retried += 1
             lane.pacer.back_off(backoff_seconds(job.attempts))
             self._requeue(lane, key, job)
+
+    async def _refused(self, lane: Lane[J], job: J, err: TelegramError) -> None:
+        """The group or topic refuses messages: the jobs of the same account waiting here
+        end with this one (they would only be refused in turn), then the owner hears."""
+        log.info("chat %s refuses messages for %s: %s", lane.chat_id, job.account, err)
+        if job.account is not None:
+            for key, pending in list(lane.jobs.items()):
+                if pending.account == job.account:
+                    del lane.jobs[key]
+                    self._over(pending)
+                    await self.events.finished(pending)
+        await self.events.refused(job, err)
 
     async def _migrated(self, lane: Lane[J], new_chat_id: int) -> None:
         """The group became a supergroup: send there from now on."""

@@ -14,7 +14,7 @@ from typing import Any
 
 from bot.domain.records import ChatGame
 from bot.render import log, results_message
-from bot.render.common import seat_names
+from bot.render.common import place_title, seat_names
 from engine import Action, Attack, Pass, PlayerView, State, Swap, Take, Transfer, view
 from engine.events import (
     Attacked,
@@ -184,7 +184,7 @@ def game_state(game: ChatGame, seat: int, tr: Translator, state: State | None = 
         "seat": seat,
         "lang": tr.lang,
         "texts": texts(tr),
-        "title": game.chat_title,
+        "title": visible_text(place_title(game, tr)),
     }
     if game.state is None:  # a lobby, or a lobby that was cancelled
         base.update(_lobby_state(game, seat, names, tr))

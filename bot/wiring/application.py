@@ -15,6 +15,7 @@ from bot.app.ai_runner import AiRunner
 from bot.app.games import Games, Timing
 from bot.app.language import Languages
 from bot.app.migration import follow_migration
+from bot.app.place_gone import end_game_there
 from bot.app.quarantine_notice import QuarantineNotice
 from bot.app.ratings import Ratings
 from bot.app.recovery import RedisWatch
@@ -26,7 +27,7 @@ from bot.domain.bounded import BoundedDict
 from bot.domain.place import Place
 from bot.ops.settings import Settings
 from bot.output.context import NoteSentHook, SentHook
-from bot.output.outbox import MigrationHook, Outbox
+from bot.output.outbox import MigrationHook, Outbox, PlaceGoneHook
 from bot.store.games import Quarantined
 from bot.store.replica_wait import ReplicaWait
 from bot.store.reviews import ReviewStore
@@ -130,6 +131,7 @@ def build_outbox(
     pacing_clock: Callable[[], float] = time.monotonic,
     reply_sent: SentHook | None = None,
     note_sent: NoteSentHook | None = None,
+    on_place_gone: PlaceGoneHook | None = None,
 ) -> Outbox:
     """``clock``: wall-clock time (when a hand landed); ``pacing_clock``: what the lanes
     and the per-process budget pace by."""
@@ -147,6 +149,7 @@ def build_outbox(
         wall_clock=clock,
         settle_delay=settings.bot_api_timeout,
         on_migrated=on_migrated,
+        on_place_gone=on_place_gone,
         limiter=send_limiter(settings, storage.redis, pacing_clock),
         reply_sent=reply_sent,
         note_sent=note_sent,
@@ -185,6 +188,10 @@ def build_games(
     async def note_sent(place: Place, note: dict[str, Any], message_id: int) -> None:
         await games.tidy.note_sent(place, note, message_id)
 
+    async def place_gone(place: Place) -> None:
+        """The outbox's refusals for good (a topic closed or deleted) end that game."""
+        await end_game_there(games, place)
+
     games = Games(
         storage,
         timing,
@@ -199,6 +206,7 @@ def build_games(
             pacing_clock=pacing_clock,
             reply_sent=reply_sent,
             note_sent=note_sent,
+            on_place_gone=place_gone,
         ),
         screens=screens,
         on_change=[live.changed] if live is not None else [],

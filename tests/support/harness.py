@@ -16,6 +16,7 @@ import subprocess
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
+from types import EllipsisType
 from typing import Any
 
 from pydantic import SecretStr
@@ -268,11 +269,14 @@ async def play_out(
     timeout: float = 10.0,
     game_over: str = "Game over",
     verify_deal: bool = True,
+    topic: int | EllipsisType | None = ...,
 ) -> EmuMessage:
     """Play the game to its end by pressing legal buttons; returns the result message
     (the group message containing ``game_over``: the result title in the group's language).
     ``verify_deal``: the result's deal must verify (``check_deal``); only a game dealt
-    before verifiable deals has none."""
+    before verifiable deals has none. ``topic``: the forum topic the game is played in
+    (its result and deal code are looked for there alone; None: General); by default,
+    anywhere in the group."""
     pressed: set[tuple[int, int, int, str]] = set()
     """(user, message id, its edit count, data) of every button pressed: a keyboard
     whose moves stay the same keeps its data (and step), so what makes a button worth
@@ -287,7 +291,9 @@ async def play_out(
 
     def over() -> EmuMessage | None:
         for message in h.emu.messages(group):
-            if message.from_bot and message.message_id > earlier and game_over in message.text:
+            ours = topic is ... or message.thread_id == topic
+            new = message.from_bot and message.message_id > earlier
+            if new and ours and game_over in message.text:
                 return message
         return None
 
@@ -309,7 +315,7 @@ async def play_out(
         found = await h.emu.wait_for(lambda: over() or candidate(), timeout, what="a move")
         if isinstance(found, EmuMessage):
             if verify_deal:
-                check_deal(h.emu, group, found)
+                check_deal(h.emu, group, found, topic=topic)
             return found
         user, mid, data = found
         pressed.add((user, mid, edits(user, mid), data))
@@ -323,21 +329,29 @@ DEAL_CODE = re.compile(r"(?:[0-9a-f]{4} ){7}[0-9a-f]{4}")
 """The deal code as the group is shown it at a game's start: 32 hex, in groups of 4."""
 
 
-def deal_note(emu: BotApiEmulator, group: int, before: int) -> EmuMessage:
-    """The group's latest deal code message before message ``before`` (its game's)."""
+def deal_note(
+    emu: BotApiEmulator, group: int, before: int, *, topic: int | EllipsisType | None = ...
+) -> EmuMessage:
+    """The group's latest deal code message before message ``before`` (its game's; with
+    ``topic``, in that forum topic alone)."""
     notes = [
         m
         for m in emu.messages(group)
-        if m.from_bot and m.message_id < before and DEAL_CODE.search(m.text)
+        if m.from_bot
+        and m.message_id < before
+        and DEAL_CODE.search(m.text)
+        and (topic is ... or m.thread_id == topic)
     ]
     assert notes, "no deal code was shown in the group before the result"
     return notes[-1]
 
 
-def check_deal(emu: BotApiEmulator, group: int, result: EmuMessage) -> str:
+def check_deal(
+    emu: BotApiEmulator, group: int, result: EmuMessage, *, topic: int | EllipsisType | None = ...
+) -> str:
     """Every game played out verifies: ``durak-verify`` accepts the result message and the
     code the group was shown at the start (in a message never edited). Returns that code."""
-    note = deal_note(emu, group, result.message_id)
+    note = deal_note(emu, group, result.message_id, topic=topic)
     assert note.edit_count == 0, "the deal code message was edited"
     code = DEAL_CODE.findall(note.text)[-1]
     out = io.StringIO()

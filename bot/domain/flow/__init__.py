@@ -39,10 +39,11 @@ from bot.domain.flow.lobby import (
     new_lobby,
     open_lobby,
     remove_ai,
+    rename_topic,
     show_screen,
     start,
 )
-from bot.domain.flow.results import finish, fresh_lobby, next_game, series_over
+from bot.domain.flow.results import finish, fresh_lobby, next_game, place_gone, series_over
 from bot.domain.flow.turns import (
     TIMEOUTS_BEFORE_HANDOVER,
     ai_move,
@@ -94,10 +95,12 @@ __all__ = [
     "next_game",
     "on_timeout",
     "open_lobby",
+    "place_gone",
     "play",
     "remind",
     "reminded_user",
     "remove_ai",
+    "rename_topic",
     "schedule",
     "series_over",
     "show_screen",

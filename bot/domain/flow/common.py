@@ -103,6 +103,9 @@ class Effects:
     stats: list[StatDelta] = field(default_factory=list)
     ended: bool = False
     """The game just ended: the result goes to the group as a new message."""
+    place_gone: bool = False
+    """The game's place refuses the bot's messages (a topic closed or deleted, the right to
+    post lost): nothing more is owed there, neither its group message nor a note."""
     in_app: set[int] = field(default_factory=set)
     """Users following the game in the Mini App (its listener fills this in): their hand
     message shows only the app's buttons."""

@@ -46,10 +46,13 @@ def new_lobby(
     show_how_to: bool = True,
     defaults: LobbyDefaults | None = None,
     turn_timeout: float | None = None,
+    topic_name: str = "",
 ) -> Outcome:
     """Open a lobby, unless one is open or a game runs. It starts from the group's
     ``defaults`` (/settings), or if it has none from the last game's options. A lobby past
-    its lifetime no longer counts as open. ``turn_timeout``: the group's (None: the bot's)."""
+    its lifetime no longer counts as open. ``turn_timeout``: the group's (None: the bot's).
+    ``topic_name``: the forum topic's name ("": not known here; the last game's in this
+    place stays)."""
     if game is not None and game.phase == "playing":
         raise FlowError("newgame.running", reply_to=game.table_message_id)
     if game is not None and game.phase == "lobby" and not expired(game, moment):
@@ -59,6 +62,7 @@ def new_lobby(
         chat_id=place.chat_id,
         topic_id=place.topic_id,
         chat_title=title,
+        topic_name=topic_name or (game.topic_name if game is not None else ""),
         creator_id=creator.user_id,
         rules=_opening_rules(game, defaults),
         pace=defaults.pace if defaults is not None else game.pace if game is not None else "normal",
@@ -292,4 +296,12 @@ def cancel(game: ChatGame | None, moment: Moment, game_id: str, by: int) -> Outc
     game.phase = "cancelled"
     game.lobby_expires_at = None
     game.lobby_screen = "main"
+    return game, Effects()
+
+
+def rename_topic(game: ChatGame | None, moment: Moment, name: str) -> Outcome:
+    """The forum topic of the game was renamed: private messages name it anew."""
+    if game is None or game.topic_id is None or not name or game.topic_name == name:
+        raise FlowError("toast.stale")
+    game.topic_name = name
     return game, Effects()

@@ -135,6 +135,7 @@ def fresh_lobby(
         chat_id=game.chat_id,
         topic_id=game.topic_id,
         chat_title=game.chat_title,
+        topic_name=game.topic_name,
         creator_id=opener.user_id,
         rules=game.rules,
         pace=game.pace,
@@ -146,3 +147,23 @@ def fresh_lobby(
         creator_seen_at=moment.now,
     )
     return lobby, Effects()
+
+
+def place_gone(game: ChatGame | None, moment: Moment, game_id: str) -> Outcome:
+    """The game's place refuses the bot's messages (its topic closed or deleted, the
+    right to post there lost): a lobby or a running game ends as if cancelled, with no
+    durak and nothing counted, and its timers go with the phase. Each player's hand
+    message says so (``Effects.place_gone``: nothing more is owed in the place itself)."""
+    if game is None or game.game_id != game_id:
+        raise FlowError("toast.stale")
+    if game.phase not in ("lobby", "playing"):
+        raise FlowError("toast.stale")
+    game.phase = "cancelled"
+    game.lobby_expires_at = None
+    game.lobby_screen = "main"
+    game.turn_deadline = None
+    game.ai_due = None
+    game.reminder_due = None
+    game.wait_window = None
+    told = {s.user_id for s in game.seats if s.user_id is not None and s.hand_message_id}
+    return game, Effects(notify=told, place_gone=True)

@@ -30,6 +30,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from redis.exceptions import RedisError
@@ -60,6 +61,7 @@ __all__ = [
     "MigrationHook",
     "NoteRenderer",
     "Outbox",
+    "OutboxHooks",
     "OutboxStats",
     "PlaceGoneHook",
     "ReplyScope",
@@ -82,6 +84,21 @@ reading, so a burst of moves does not read and render every record at once (the 
 keep the CPU), and what finally goes out is rendered just before it is sent."""
 
 
+@dataclass(frozen=True)
+class OutboxHooks:
+    """What the outbox tells the layers above it, which are built after it (the wiring
+    passes closures over them)."""
+
+    migrated: MigrationHook | None = None
+    """A group became a supergroup (``ChatMigrated``): its records move."""
+    place_gone: PlaceGoneHook | None = None
+    """A place refuses the bot's messages for good (a topic closed or deleted)."""
+    reply_sent: SentHook | None = None
+    """A command's reply went out (tidy-up deletes it later)."""
+    note_sent: NoteSentHook | None = None
+    """An owed note went out into a game's place (tidy-up)."""
+
+
 class Outbox:
     def __init__(
         self,
@@ -100,32 +117,24 @@ class Outbox:
         settle_delay: float = 30.0,
         idle_forget: float = 120.0,
         limiter: SendLimiter | None = None,
-        on_migrated: MigrationHook | None = None,
-        reply_sent: SentHook | None = None,
-        note_sent: NoteSentHook | None = None,
-        on_place_gone: PlaceGoneHook | None = None,
+        hooks: OutboxHooks | None = None,
     ) -> None:
         """``settle_delay``: how long a timed-out request may still land (the read timeout);
         ``idle_forget``: seconds after which an idle chat's lane is dropped; ``limiter``:
-        the global budget (default: this process's own, ``GlobalLimiter``); ``reply_sent``
-        and ``note_sent``: told of each command's reply and owed note sent (tidy-up)."""
+        the global budget (default: this process's own, ``GlobalLimiter``)."""
+        hooks = hooks or OutboxHooks()
         self.bot = bot
         self.storage = storage
         self.render_group = render_group
         self.render_hand = render_hand
         self.calm_delay = calm_delay
         self.clock = clock
-        self.on_migrated = on_migrated
-        self.on_place_gone = on_place_gone
+        self.on_migrated = hooks.migrated
+        self.on_place_gone = hooks.place_gone
         self.context = OutputContext(
-            BotApi(bot),
-            storage,
-            TapsFirst(TAPS_FIRST_WAIT),
-            settle_delay,
-            clock,
-            wall_clock,
-            reply_sent=reply_sent,
-            note_sent=note_sent,
+            *(BotApi(bot), storage, TapsFirst(TAPS_FIRST_WAIT), settle_delay, clock, wall_clock),
+            reply_sent=hooks.reply_sent,
+            note_sent=hooks.note_sent,
         )
         self.stats: OutboxStats = self.context.stats
         settings = LaneSettings(

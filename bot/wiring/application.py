@@ -26,8 +26,7 @@ from bot.app.turn_gate import TurnGate
 from bot.domain.bounded import BoundedDict
 from bot.domain.place import Place
 from bot.ops.settings import Settings
-from bot.output.context import NoteSentHook, SentHook
-from bot.output.outbox import MigrationHook, Outbox, PlaceGoneHook
+from bot.output.outbox import Outbox, OutboxHooks
 from bot.store.games import Quarantined
 from bot.store.replica_wait import ReplicaWait
 from bot.store.reviews import ReviewStore
@@ -126,12 +125,9 @@ def build_outbox(
     storage: Storage,
     screens: Screens,
     clock: Callable[[], float],
-    on_migrated: MigrationHook,
+    hooks: OutboxHooks,
     *,
     pacing_clock: Callable[[], float] = time.monotonic,
-    reply_sent: SentHook | None = None,
-    note_sent: NoteSentHook | None = None,
-    on_place_gone: PlaceGoneHook | None = None,
 ) -> Outbox:
     """``clock``: wall-clock time (when a hand landed); ``pacing_clock``: what the lanes
     and the per-process budget pace by."""
@@ -148,11 +144,8 @@ def build_outbox(
         clock=pacing_clock,
         wall_clock=clock,
         settle_delay=settings.bot_api_timeout,
-        on_migrated=on_migrated,
-        on_place_gone=on_place_gone,
         limiter=send_limiter(settings, storage.redis, pacing_clock),
-        reply_sent=reply_sent,
-        note_sent=note_sent,
+        hooks=hooks,
     )
 
 
@@ -192,21 +185,14 @@ def build_games(
         """The outbox's refusals for good (a topic closed or deleted) end that game."""
         await end_game_there(games, place)
 
+    hooks = OutboxHooks(migrated, place_gone, reply_sent, note_sent)
+
     games = Games(
         storage,
         timing,
         AiRunner(ai_processes),
         outbox=build_outbox(
-            settings,
-            bot,
-            storage,
-            screens,
-            clock,
-            migrated,
-            pacing_clock=pacing_clock,
-            reply_sent=reply_sent,
-            note_sent=note_sent,
-            on_place_gone=place_gone,
+            settings, bot, storage, screens, clock, hooks, pacing_clock=pacing_clock
         ),
         screens=screens,
         on_change=[live.changed] if live is not None else [],

@@ -181,21 +181,26 @@ async def play_pair(
 
 
 async def set_up(
-    emu: BotApiEmulator, groups: int, players: int = 2
+    emu: BotApiEmulator, groups: int, players: int = 2, topics: int = 0
 ) -> list[tuple[int, tuple[int, ...]]]:
-    tables = []
+    """Every group seats ``players`` humans; the first ``topics`` groups are forums whose
+    game runs in a topic of their own ("Cards"), not in General."""
+    tables, threads = [], {}
     for g in range(groups):
         chat = -1_000_000 - g
         users = tuple(10_000 + 8 * g + k for k in range(players))
         for k, user in enumerate(users):
             emu.add_user(user, f"{'ABCDEF'[k]}{g}")
-        emu.add_group(chat, f"Bench {g}", members=list(users), creator=users[0])
+        forum = g < topics
+        emu.add_group(chat, f"Bench {g}", members=list(users), creator=users[0], forum=forum)
+        if forum:
+            threads[chat] = emu.admin_creates_topic(users[0], chat, "Cards").id
         # Writing to the bot opens the private chat (the bot answers nothing).
         for user in users:
             await emu.user_sends(user, user, "hello")
         tables.append((chat, users))
     for chat, users in tables:
-        await emu.user_sends(users[0], chat, "/newgame")
+        await emu.user_sends(users[0], chat, "/newgame", message_thread_id=threads.get(chat))
     for chat, users in tables:
 
         def lobby_of(chat: int = chat) -> int | None:
@@ -349,7 +354,7 @@ async def measure_bot(args: argparse.Namespace, redis_env: dict[str, str]) -> No
     try:
         async with bot_processes(args, env, emu, app_ports) as pids:
             t0 = time.monotonic()
-            tables = await set_up(emu, args.groups, args.players)
+            tables = await set_up(emu, args.groups, args.players, args.topics)
             print(f"set up {len(tables)} groups in {time.monotonic() - t0:.1f}s", flush=True)
             # Let the deal's messages go out before measuring.
             await emu.wait_for(
@@ -408,7 +413,8 @@ async def play_and_report(
     p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000 if lat else float("nan")
     backend = "Redis Cluster" if args.cluster else "one Redis"
     mode = "webhook" if args.workers > 1 or args.webhook else "polling"
-    print(f"groups: {args.groups}, {args.workers} worker(s), {mode}, {backend}")
+    topics = f" ({args.topics} in forum topics)" if args.topics else ""
+    print(f"groups: {args.groups}{topics}, {args.workers} worker(s), {mode}, {backend}")
     print(f"measured {elapsed:.1f}s")
     print(
         f"updates handled: {len(lat)} ({len(lat) / elapsed:.1f}/s); moves: "
@@ -499,6 +505,7 @@ def main() -> None:
     parser.add_argument(
         "--players", type=int, default=2, choices=range(2, 7), help="humans per group (2-6)"
     )
+    parser.add_argument("--topics", type=int, default=0, help="groups whose game is in a topic")
     parser.add_argument("--workers", type=int, default=1, help="webhook workers (fleet)")
     parser.add_argument("--webhook", action="store_true", help="one worker, as a fleet does")
     parser.add_argument("--cluster", action="store_true", help="on a Redis Cluster")

@@ -49,10 +49,13 @@ async def open_lobby(
 
 
 async def join(games: Games, place: Place, game_id: str, player: Person) -> bool:
-    """Seat ``player``; whether the bot can write to them in private (else they must
-    open that chat first)."""
-    await games.run(place, flow.join, game_id, player)
-    return (await games.storage.user(player.user_id)).dm_open
+    """Seat ``player``; whether the bot can write to them in private (else they open
+    that chat first, or play from the group where the bot is an admin: the lobby says
+    which)."""
+    reachable = (await games.storage.user(player.user_id)).dm_open
+    group_hands = None if reachable else await games.rights.admin(place.chat_id)
+    await games.run(place, flow.join, game_id, player, group_hands)
+    return reachable
 
 
 async def leave(games: Games, place: Place, game_id: str, user_id: int) -> None:
@@ -103,11 +106,19 @@ async def unreachable_in(games: Games, place: Place) -> set[int]:
 
 
 async def start(games: Games, place: Place, game_id: str, by: int) -> None:
+    """Deal. Who cannot be reached in private plays from the group if the bot is an
+    admin there; else Start waits for them (and the lobby says the bot must be an admin)."""
     unreachable = await unreachable_in(games, place)
+    lobby = await games.storage.load_table(place)
+    group_hands = bool(unreachable) and await games.rights.admin(place.chat_id, fresh=True)
+    if unreachable and lobby is not None and lobby.group_hands != group_hands:
+        await games.run(place, flow.note_group_hands, game_id, group_hands)
     # A fresh secret deal for the lobby's deck (``bot.app.deals``).
-    deal = deals.deal_for(await games.storage.load_table(place))
+    deal = deals.deal_for(lobby)
     timeout = (await games.storage.chat_settings(place.chat_id)).turn_timeout
-    await games.run(place, flow.start, game_id, by, unreachable, deal, timeout)
+    await games.run(
+        place, flow.start, game_id, by, unreachable, deal, timeout, group_hands=group_hands
+    )
 
 
 async def drop_unreachable(games: Games, place: Place, game_id: str, by: int) -> None:

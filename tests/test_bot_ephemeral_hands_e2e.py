@@ -1,0 +1,227 @@
+"""End to end: a player who never opened a private chat plays from the group, their hand an
+ephemeral message only they see (Bot API 10.2), through the real PTB Application, the Bot
+API emulator and a real redis-server."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from support.harness import (
+    TOKEN,
+    Harness,
+    ephemeral_hand_buttons,
+    open_lobby,
+    play_out,
+    press,
+)
+
+from bot import render
+from bot.domain import callbacks, flow
+from bot.domain.flow import Moment, Person, Timing
+from bot.domain.place import Place
+from bot.domain.records import ChatGame
+from bot.render.labels import too_wide
+from locales import SUPPORTED, translator
+from sandbox.emulator import EmuMessage
+
+pytestmark = pytest.mark.filterwarnings("ignore:Deprecated since version v22.2")
+
+GROUP = -100700
+ANN, BOB, CAROL = 21, 22, 23
+"""Ann has a private chat with the bot, Bob never opened one, Carol only watches."""
+BOT_ID = int(TOKEN.split(":")[0])
+
+
+def scene(h: Harness, *, bot_admin: bool) -> None:
+    for uid, name in ((ANN, "Ann"), (BOB, "Bob"), (CAROL, "Carol")):
+        h.emu.add_user(uid, name)
+    admins = [BOT_ID] if bot_admin else []
+    h.emu.add_group(GROUP, "Card Club", members=[ANN, BOB, CAROL], admins=admins, creator=ANN)
+
+
+async def ann_opens_dm(h: Harness) -> None:
+    await h.emu.user_starts_bot(ANN)
+    await h.wait_text(ANN, "Hi!")
+
+
+def my_hand_data(game_id: str) -> str:
+    return callbacks.encode_group(game_id, "my_hand")
+
+
+def has_hand_buttons(message: EmuMessage) -> bool:
+    return any(
+        str(b.get("callback_data", "")).startswith("h:")
+        for row in message.inline_keyboard
+        for b in row
+    )
+
+
+async def lobby_with_bob(h: Harness) -> EmuMessage:
+    lobby = await open_lobby(h, GROUP, ANN)
+    answer = await press(h, BOB, GROUP, lobby.message_id, text="Join")
+    assert answer.text is not None and "private chat" in answer.text  # private stays first
+    await h.wait_text(GROUP, "2. Bob")
+    return lobby
+
+
+async def started(h: Harness, lobby: EmuMessage) -> str:
+    """Start, and Bob's first ephemeral hand shown by "🃏 My hand"; the game's id."""
+    await h.wait_text(GROUP, "play from the group")
+    await press(h, ANN, GROUP, lobby.message_id, text="Start")
+    table = await h.wait_text(GROUP, "Trump:")
+    assert "🃏 My hand" in [b["text"] for row in table.buttons for b in row]
+    return (await h.table(GROUP)).game_id
+
+
+async def bob_taps_my_hand(h: Harness, table_id: int, game_id: str) -> EmuMessage:
+    handle = await h.emu.user_presses(BOB, GROUP, table_id, data=my_hand_data(game_id))
+    waiting = h.emu.wait_for_ephemeral(BOB, GROUP, has_hand_buttons)
+    await handle.answer()
+    shown = await waiting
+    await h.settle()  # its id stored
+    return shown
+
+
+def assert_only_bob_saw_hands(h: Harness) -> None:
+    """No hand ever reached anyone but its player: every ephemeral change in the group
+    was for Bob alone, the group's history holds no hand, Ann and Carol see none."""
+    ephemeral = [e for e in h.emu.chat_events(GROUP) if e["type"] == "ephemeral"]
+    assert ephemeral, "no ephemeral message was ever shown"
+    assert {e["viewer_id"] for e in ephemeral} == {BOB}
+    assert not any(has_hand_buttons(m) for m in h.emu.messages(GROUP, include_deleted=True))
+    for other in (ANN, CAROL):
+        assert not h.emu.ephemerals_of(other, GROUP)
+        assert not any(has_hand_buttons(m) for m in h.emu.messages_seen_by(other, GROUP))
+
+
+async def test_a_player_without_private_chat_plays_a_whole_game_from_the_group(
+    make_harness: Any,
+) -> None:
+    async with make_harness() as h:
+        scene(h, bot_admin=True)
+        await h.start_bot()
+        await ann_opens_dm(h)
+        lobby = await lobby_with_bob(h)
+        assert "make me an admin" not in h.emu.message(GROUP, lobby.message_id).text
+        game_id = await started(h, lobby)
+        # Ann has a private chat: "My hand" points her there, nothing ephemeral for her.
+        answer = await press(h, ANN, GROUP, lobby.message_id, data=my_hand_data(game_id))
+        assert answer.text == "Your cards are in your private chat with me."
+        # Carol is not playing.
+        answer = await press(h, CAROL, GROUP, lobby.message_id, data=my_hand_data(game_id))
+        assert answer.text is not None and not h.emu.ephemerals_of(CAROL, GROUP)
+        hand = await bob_taps_my_hand(h, lobby.message_id, game_id)
+        assert "Your cards:" in hand.text
+        assert hand.receiver is not None and hand.receiver.id == BOB
+        table = await h.table(GROUP)
+        bob = table.seats[table.seat_of(BOB) or 0]
+        assert bob.in_group and bob.group_hand_id == hand.ephemeral_message_id
+        assert not table.seats[table.seat_of(ANN) or 0].in_group
+        # What the hand shows is recorded like any other screen (another worker edits on).
+        screen = await h.games.storage.screen(Place(GROUP), f"ghand:{BOB}")
+        assert screen is not None and screen.message_id == hand.ephemeral_message_id
+
+        result = await play_out(h, GROUP, [ANN, BOB], in_group=[BOB])
+        assert "Durak" in result.text or "draw" in result.text
+        await h.settle()
+        # Bob's hand, edited in place all game, ends as his own result with no moves.
+        shown = h.emu.ephemeral(GROUP, hand.ephemeral_message_id)
+        assert shown is not None and shown.edit_count > 0
+        assert not ephemeral_hand_buttons(h.emu, BOB, GROUP)
+        assert_only_bob_saw_hands(h)
+        # Every tap came from an ephemeral message (message_id 0): the guard never took
+        # one for a private hand message to adopt.
+        after = await h.table(GROUP)
+        assert after.seats[after.seat_of(BOB) or 0].hand_message_id is None
+        assert after.seats[after.seat_of(BOB) or 0].group_hand_id == hand.ephemeral_message_id
+        # Ann played from her private chat as always.
+        assert any(has_hand_buttons(m) for m in h.emu.messages(ANN, include_deleted=True))
+
+
+async def test_my_hand_again_brings_back_a_dropped_hand(make_harness: Any) -> None:
+    async with make_harness() as h:
+        scene(h, bot_admin=True)
+        await h.start_bot()
+        await ann_opens_dm(h)
+        lobby = await lobby_with_bob(h)
+        game_id = await started(h, lobby)
+        first = await bob_taps_my_hand(h, lobby.message_id, game_id)
+        # Bob's app drops it (it expired, or the app restarted); the bot is not told.
+        assert h.emu.user_drops_ephemeral(BOB, GROUP) == 1
+        assert not h.emu.ephemerals_of(BOB, GROUP)
+        again = await bob_taps_my_hand(h, lobby.message_id, game_id)
+        assert again.ephemeral_message_id != first.ephemeral_message_id
+        await h.settle()
+        assert first.ephemeral_message_id is not None
+        assert h.emu.ephemeral(GROUP, first.ephemeral_message_id) is None  # deleted
+        table = await h.table(GROUP)
+        assert table.seats[table.seat_of(BOB) or 0].group_hand_id == again.ephemeral_message_id
+        # The game goes on in the new one.
+        result = await play_out(h, GROUP, [ANN, BOB], in_group=[BOB])
+        assert "Durak" in result.text or "draw" in result.text
+        shown = h.emu.ephemeral(GROUP, again.ephemeral_message_id or 0)
+        assert shown is not None and shown.edit_count > 0
+        assert_only_bob_saw_hands(h)
+
+
+async def test_without_admin_rights_the_lobby_says_so_and_start_waits(make_harness: Any) -> None:
+    async with make_harness() as h:
+        scene(h, bot_admin=False)
+        await h.start_bot()
+        await ann_opens_dm(h)
+        lobby = await lobby_with_bob(h)
+        shown = await h.wait_text(GROUP, "make me an admin")
+        assert "Waiting for Bob" in shown.text and "play from the group" not in shown.text
+        answer = await press(h, ANN, GROUP, lobby.message_id, text="Start")
+        assert answer.text is not None and "private chat" in answer.text
+        assert (await h.table(GROUP)).phase == "lobby"  # as before: Start waits
+        assert not h.emu.ephemerals_of(BOB, GROUP)
+        # Made an admin, the bot lets Bob play from the group at the next Start.
+        h.emu.add_bot_to_group(GROUP, admin=True)
+        await press(h, ANN, GROUP, lobby.message_id, text="Start")
+        await h.wait_text(GROUP, "Trump:")
+        table = await h.table(GROUP)
+        assert table.phase == "playing" and table.seats[table.seat_of(BOB) or 0].in_group
+
+
+# --- what the group is shown (pure) ------------------------------------------------------
+
+TIMING = Timing(60.0, 0.0, 0.0, 7.0)
+
+
+def lobby_of_two(group_hands: bool | None) -> ChatGame:
+    moment = Moment(1000.0, TIMING)
+    game, _ = flow.new_lobby(None, moment, Place(GROUP), "Club", Person(ANN, "Ann"), "eph001")
+    game, _ = flow.join(game, moment, "eph001", Person(BOB, "Bob"), group_hands)
+    return game
+
+
+@pytest.mark.parametrize("lang", SUPPORTED)
+def test_the_table_offers_my_hand_only_when_someone_plays_from_the_group(lang: str) -> None:
+    tr = translator(lang)
+    game = lobby_of_two(True)
+    game, _ = flow.start(game, Moment(1000.0, TIMING), "eph001", ANN, {BOB}, group_hands=True)
+    assert [s.in_group for s in game.seats] == [False, True]
+    table = render.table_message(game, tr, "bot", now=1000.5)
+    assert table.markup is not None and not too_wide(table.markup.inline_keyboard)
+    data = [b.callback_data for row in table.markup.inline_keyboard for b in row]
+    assert callbacks.encode_group("eph001", "my_hand") in data
+    assert callbacks.decode(str(data[-1])) == callbacks.GroupButton("eph001", "my_hand")
+    # Everyone in private: the table is as before, a link to the private chat only.
+    game.seats[1].in_group = False
+    plain = render.table_message(game, tr, "bot", now=1000.5)
+    assert plain.markup is not None
+    assert [b.callback_data for row in plain.markup.inline_keyboard for b in row] == [None]
+
+
+def test_the_lobby_says_where_a_player_without_private_chat_plays() -> None:
+    tr = translator("en")
+    admin = render.lobby_message(lobby_of_two(True), tr, "bot", {BOB})
+    assert "play from the group" in admin.text and "make me an admin" not in admin.text
+    assert "Remove players" not in str(admin.markup)
+    refused = render.lobby_message(lobby_of_two(False), tr, "bot", {BOB})
+    assert "Waiting for Bob" in refused.text and "make me an admin" in refused.text
+    # Start without admin rights waits, as before.
+    with pytest.raises(flow.FlowError):
+        flow.start(lobby_of_two(False), Moment(1001.0, TIMING), "eph001", ANN, {BOB})

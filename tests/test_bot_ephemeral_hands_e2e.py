@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import aiohttp
 import pytest
 from support.harness import (
     TOKEN,
@@ -15,6 +16,7 @@ from support.harness import (
     play_out,
     press,
 )
+from support.webapp import init_data, webapp_settings
 
 from bot import render
 from bot.domain import callbacks, flow
@@ -183,6 +185,29 @@ async def test_without_admin_rights_the_lobby_says_so_and_start_waits(make_harne
         await h.wait_text(GROUP, "Trump:")
         table = await h.table(GROUP)
         assert table.phase == "playing" and table.seats[table.seat_of(BOB) or 0].in_group
+
+
+async def test_with_the_mini_app_the_group_hand_has_no_app_buttons(make_harness: Any) -> None:
+    """Started from the Mini App, as from the group's Start; the hand in the group has
+    only hand buttons (Telegram refuses web_app buttons in groups)."""
+    async with make_harness(**webapp_settings()) as h, aiohttp.ClientSession() as http:
+        scene(h, bot_admin=True)
+        await h.start_bot()
+        await ann_opens_dm(h)
+        lobby = await lobby_with_bob(h)
+        await h.wait_text(GROUP, "play from the group")
+        game_id = (await h.table(GROUP)).game_id
+        url = f"http://127.0.0.1:{h.settings.webapp_port}/api/start"
+        headers = {"X-Telegram-Init-Data": init_data(ANN, game=game_id)}
+        async with http.post(url, json={"game": game_id}, headers=headers) as r:
+            assert r.status == 200, await r.text()
+        await h.wait_text(GROUP, "Trump:")
+        table = await h.table(GROUP)
+        assert table.seats[table.seat_of(BOB) or 0].in_group
+        hand = await bob_taps_my_hand(h, lobby.message_id, game_id)
+        buttons = [b for row in hand.inline_keyboard for b in row]
+        assert buttons and all(str(b.get("callback_data", "")).startswith("h:") for b in buttons)
+        assert_only_bob_saw_hands(h)
 
 
 # --- what the group is shown (pure) ------------------------------------------------------

@@ -12,6 +12,7 @@ from support.harness import (
     TOKEN,
     Harness,
     ephemeral_hand_buttons,
+    hand_buttons,
     open_lobby,
     play_out,
     press,
@@ -185,6 +186,90 @@ async def test_without_admin_rights_the_lobby_says_so_and_start_waits(make_harne
         await h.wait_text(GROUP, "Trump:")
         table = await h.table(GROUP)
         assert table.phase == "playing" and table.seats[table.seat_of(BOB) or 0].in_group
+
+
+async def first_attack(h: Harness) -> None:
+    """Whoever leads plays their first attack button (Ann in private, Bob in the group):
+    Bob's hand changes either way (his cards, or now he must defend)."""
+    table = await h.table(GROUP)
+    leader = table.seats[table.engine_state().attacker].user_id
+    if leader == ANN:
+        _, mid, data = next(b for b in hand_buttons(h.emu, ANN) if b[2].split(":")[4][0] == "a")
+        handle = await h.emu.user_presses(ANN, ANN, mid, data=data)
+    else:
+        buttons = ephemeral_hand_buttons(h.emu, BOB, GROUP)
+        _, mid, data = next(b for b in buttons if b[2].split(":")[4][0] == "a")
+        handle = await h.emu.user_presses_ephemeral(BOB, GROUP, mid, data=data)
+    await handle.answer()
+    await h.settle()
+
+
+async def test_a_refused_edit_is_given_up_and_the_next_change_edits_again(
+    make_harness: Any,
+) -> None:
+    async with make_harness() as h:
+        scene(h, bot_admin=True)
+        await h.start_bot()
+        await ann_opens_dm(h)
+        lobby = await lobby_with_bob(h)
+        game_id = await started(h, lobby)
+        hand = await bob_taps_my_hand(h, lobby.message_id, game_id)
+        eid = hand.ephemeral_message_id or 0
+        # A 5xx would otherwise be retried until it lands: h.settle() returning shows the
+        # edit was given up, not queued again.
+        failing = h.emu.fail_calls(
+            "editEphemeralMessageText", chat_id=GROUP, error_code=500, description="Oops"
+        )
+        await first_attack(h)
+        server = h.emu.ephemeral(GROUP, eid)
+        assert failing.hits >= 1 and server is not None and server.edit_count == 0
+        failing.cancel()
+        # The next change edits it (what it showed was never recorded as changed).
+        result = await play_out(h, GROUP, [ANN, BOB], in_group=[BOB])
+        assert "Durak" in result.text or "draw" in result.text
+        server = h.emu.ephemeral(GROUP, eid)
+        assert server is not None and server.edit_count > 0
+
+
+async def test_a_tap_on_an_old_hand_brings_the_current_one(make_harness: Any) -> None:
+    async with make_harness() as h:
+        scene(h, bot_admin=True)
+        await h.start_bot()
+        await ann_opens_dm(h)
+        lobby = await lobby_with_bob(h)
+        game_id = await started(h, lobby)
+        old = await bob_taps_my_hand(h, lobby.message_id, game_id)
+        # The old one's delete is refused once: it stays on Bob's screen.
+        h.emu.fail_calls(
+            "deleteEphemeralMessage", chat_id=GROUP, times=1, error_code=400,
+            description="Bad Request: message to delete not found",
+        )  # fmt: skip
+        current = await bob_taps_my_hand(h, lobby.message_id, game_id)
+        shown = {m.ephemeral_message_id for m in h.emu.ephemerals_of(BOB, GROUP)}
+        assert shown == {old.ephemeral_message_id, current.ephemeral_message_id}
+        # Bob taps a button of the old one: the guard knows it is not the hand it keeps,
+        # retires it and answers with the hand anew (the current one goes too).
+        data = next(
+            str(b["callback_data"])
+            for row in old.inline_keyboard
+            for b in row
+            if str(b.get("callback_data", "")).startswith("h:")
+        )
+        handle = await h.emu.user_presses_ephemeral(
+            BOB, GROUP, old.ephemeral_message_id or 0, data=data
+        )
+        fresh = h.emu.wait_for_ephemeral(BOB, GROUP, has_hand_buttons)
+        await handle.answer()
+        newest = await fresh
+        await h.settle()
+        assert newest.ephemeral_message_id not in shown
+        assert [m.ephemeral_message_id for m in h.emu.ephemerals_of(BOB, GROUP)] == [
+            newest.ephemeral_message_id
+        ]
+        table = await h.table(GROUP)
+        seat = table.seats[table.seat_of(BOB) or 0]
+        assert seat.group_hand_id == newest.ephemeral_message_id and seat.hand_message_id is None
+        assert_only_bob_saw_hands(h)
 
 
 async def test_with_the_mini_app_the_group_hand_has_no_app_buttons(make_harness: Any) -> None:

@@ -234,8 +234,11 @@ class Guard:
         if current is None:
             await self.adopt(game, ephemeral, user_id=user_id, in_group=True)
         elif ephemeral != current:
+            # An old hand (its delete failed): the current one may never have reached the
+            # player either, so answer the tap with the hand anew, and retire the old.
             self.stats.retired += 1
             self.games.box.retire_group_hand(game.place, user_id, ephemeral)
+            self.games.box.show_group_hand(game.place, user_id, query.id)
 
     async def adopt(
         self, game: ChatGame, message_id: int, *, user_id: int | None, in_group: bool = False

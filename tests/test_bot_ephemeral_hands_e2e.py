@@ -114,7 +114,11 @@ async def test_a_player_without_private_chat_plays_a_whole_game_from_the_group(
         # Carol is not playing.
         answer = await press(h, CAROL, GROUP, lobby.message_id, data=my_hand_data(game_id))
         assert answer.text is not None and not h.emu.ephemerals_of(CAROL, GROUP)
+        await h.settle()
+        group_calls = len(h.games.box.lanes[GROUP].pacer.sent)
         hand = await bob_taps_my_hand(h, lobby.message_id, game_id)
+        # Sent through the group's lane: it counts against the group's budget.
+        assert len(h.games.box.lanes[GROUP].pacer.sent) == group_calls + 1
         assert "Your cards:" in hand.text
         assert hand.receiver is not None and hand.receiver.id == BOB
         table = await h.table(GROUP)
@@ -270,6 +274,26 @@ async def test_a_tap_on_an_old_hand_brings_the_current_one(make_harness: Any) ->
         seat = table.seats[table.seat_of(BOB) or 0]
         assert seat.group_hand_id == newest.ephemeral_message_id and seat.hand_message_id is None
         assert_only_bob_saw_hands(h)
+
+
+async def test_after_a_restart_the_next_worker_edits_the_same_hand(make_harness: Any) -> None:
+    async with make_harness() as h:
+        scene(h, bot_admin=True)
+        await h.start_bot()
+        await ann_opens_dm(h)
+        lobby = await lobby_with_bob(h)
+        game_id = await started(h, lobby)
+        hand = await bob_taps_my_hand(h, lobby.message_id, game_id)
+        await h.kill_bot()
+        await h.start_bot()  # knows the hand only from Redis (the seat and its screen)
+        result = await play_out(h, GROUP, [ANN, BOB], in_group=[BOB])
+        assert "Durak" in result.text or "draw" in result.text
+        await h.settle()
+        assert [m.ephemeral_message_id for m in h.emu.ephemerals_of(BOB, GROUP)] == [
+            hand.ephemeral_message_id
+        ]
+        server = h.emu.ephemeral(GROUP, hand.ephemeral_message_id or 0)
+        assert server is not None and server.edit_count > 0
 
 
 async def test_with_the_mini_app_the_group_hand_has_no_app_buttons(make_harness: Any) -> None:

@@ -8,11 +8,11 @@ from typing import Any
 
 import aiohttp
 import pytest
+from support.deals import fix_deals
 from support.harness import (
     TOKEN,
     Harness,
     ephemeral_hand_buttons,
-    hand_buttons,
     open_lobby,
     play_out,
     press,
@@ -20,6 +20,7 @@ from support.harness import (
 from support.webapp import init_data, webapp_settings
 
 from bot import render
+from bot.app import ids as game_ids
 from bot.domain import callbacks, flow
 from bot.domain.flow import Moment, Person, Timing
 from bot.domain.place import Place
@@ -60,10 +61,13 @@ def has_hand_buttons(message: EmuMessage) -> bool:
     )
 
 
-async def lobby_with_bob(h: Harness) -> EmuMessage:
+async def lobby_with_bob(h: Harness, *, in_group: bool = True) -> EmuMessage:
+    """Bob joins; the answer offers the private chat first, and the group where the bot
+    may show his hand there (``in_group``)."""
     lobby = await open_lobby(h, GROUP, ANN)
     answer = await press(h, BOB, GROUP, lobby.message_id, text="Join")
-    assert answer.text is not None and "private chat" in answer.text  # private stays first
+    assert answer.text is not None and "private chat" in answer.text
+    assert ("My hand" in answer.text) == in_group, answer.text
     await h.wait_text(GROUP, "2. Bob")
     return lobby
 
@@ -177,7 +181,7 @@ async def test_without_admin_rights_the_lobby_says_so_and_start_waits(make_harne
         scene(h, bot_admin=False)
         await h.start_bot()
         await ann_opens_dm(h)
-        lobby = await lobby_with_bob(h)
+        lobby = await lobby_with_bob(h, in_group=False)
         shown = await h.wait_text(GROUP, "make me an admin")
         assert "Waiting for Bob" in shown.text and "play from the group" not in shown.text
         answer = await press(h, ANN, GROUP, lobby.message_id, text="Start")
@@ -192,31 +196,21 @@ async def test_without_admin_rights_the_lobby_says_so_and_start_waits(make_harne
         assert table.phase == "playing" and table.seats[table.seat_of(BOB) or 0].in_group
 
 
-async def first_attack(h: Harness) -> None:
-    """Whoever leads plays their first attack button (Ann in private, Bob in the group):
-    Bob's hand changes either way (his cards, or now he must defend)."""
-    table = await h.table(GROUP)
-    leader = table.seats[table.engine_state().attacker].user_id
-    if leader == ANN:
-        _, mid, data = next(b for b in hand_buttons(h.emu, ANN) if b[2].split(":")[4][0] == "a")
-        handle = await h.emu.user_presses(ANN, ANN, mid, data=data)
-    else:
-        buttons = ephemeral_hand_buttons(h.emu, BOB, GROUP)
-        _, mid, data = next(b for b in buttons if b[2].split(":")[4][0] == "a")
-        handle = await h.emu.user_presses_ephemeral(BOB, GROUP, mid, data=data)
-    await handle.answer()
-    await h.settle()
-
-
 async def test_a_refused_edit_is_given_up_and_the_next_change_edits_again(
-    make_harness: Any,
+    make_harness: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # A fixed deal in which Bob leads: his own attack changes his hand, and the game then
+    # waits on Ann, whose answer changes it again.
+    monkeypatch.setattr(game_ids, "new_game_id", lambda: "ephb00")
+    fix_deals(monkeypatch)
     async with make_harness() as h:
         scene(h, bot_admin=True)
         await h.start_bot()
         await ann_opens_dm(h)
         lobby = await lobby_with_bob(h)
         game_id = await started(h, lobby)
+        table = await h.table(GROUP)
+        assert table.seats[table.engine_state().attacker].user_id == BOB
         hand = await bob_taps_my_hand(h, lobby.message_id, game_id)
         eid = hand.ephemeral_message_id or 0
         # A 5xx would otherwise be retried until it lands: h.settle() returning shows the
@@ -224,7 +218,12 @@ async def test_a_refused_edit_is_given_up_and_the_next_change_edits_again(
         failing = h.emu.fail_calls(
             "editEphemeralMessageText", chat_id=GROUP, error_code=500, description="Oops"
         )
-        await first_attack(h)
+        _, mid, data = next(
+            b for b in ephemeral_hand_buttons(h.emu, BOB, GROUP) if b[2].split(":")[4][0] == "a"
+        )
+        handle = await h.emu.user_presses_ephemeral(BOB, GROUP, mid, data=data)
+        await handle.answer()
+        await h.settle()
         server = h.emu.ephemeral(GROUP, eid)
         assert failing.hits >= 1 and server is not None and server.edit_count == 0
         failing.cancel()
@@ -233,6 +232,7 @@ async def test_a_refused_edit_is_given_up_and_the_next_change_edits_again(
         assert "Durak" in result.text or "draw" in result.text
         server = h.emu.ephemeral(GROUP, eid)
         assert server is not None and server.edit_count > 0
+        assert [m.ephemeral_message_id for m in h.emu.ephemerals_of(BOB, GROUP)] == [eid]
 
 
 async def test_a_tap_on_an_old_hand_brings_the_current_one(make_harness: Any) -> None:

@@ -6,6 +6,8 @@ test can fix them (the same deal on every run).
 
 from __future__ import annotations
 
+from typing import Literal
+
 from bot.app import deals, ids
 from bot.app.games import Games
 from bot.domain import flow
@@ -48,14 +50,19 @@ async def open_lobby(
         await games.storage.save_chat_settings(chat_id, shown)
 
 
-async def join(games: Games, place: Place, game_id: str, player: Person) -> bool:
-    """Seat ``player``; whether the bot can write to them in private (else they open
-    that chat first, or play from the group where the bot is an admin: the lobby says
-    which)."""
-    reachable = (await games.storage.user(player.user_id)).dm_open
-    group_hands = None if reachable else await games.rights.admin(place.chat_id)
+Reach = Literal["private", "group", "none"]
+"""Where a joiner's hand will be: their private chat, the group (no private chat, the bot
+an admin there), or nowhere yet (they must open the private chat first)."""
+
+
+async def join(games: Games, place: Place, game_id: str, player: Person) -> Reach:
+    """Seat ``player``; where their hand will be (the lobby says it too)."""
+    if (await games.storage.user(player.user_id)).dm_open:
+        await games.run(place, flow.join, game_id, player)
+        return "private"
+    group_hands = await games.rights.admin(place.chat_id)
     await games.run(place, flow.join, game_id, player, group_hands)
-    return reachable
+    return "group" if group_hands else "none"
 
 
 async def leave(games: Games, place: Place, game_id: str, user_id: int) -> None:

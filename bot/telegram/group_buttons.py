@@ -53,10 +53,12 @@ class GroupRoute:
 
 async def join(services: Services, tap: GroupTap) -> Toast:
     me = person(tap.user, negotiate(tap.user.language_code))
-    if not await lobbies.join(services.games, tap.place, tap.game_id, me):
-        # The same deep link as the lobby's first button, opened by the answer itself.
-        return LinkToast("toast.open_dm", _deep_link(services, tap))
-    return "toast.joined"
+    reach = await lobbies.join(services.games, tap.place, tap.game_id, me)
+    if reach == "private":
+        return "toast.joined"
+    # The same deep link as the lobby's first button, opened by the answer itself.
+    key = "toast.open_dm_or_group" if reach == "group" else "toast.open_dm"
+    return LinkToast(key, _deep_link(services, tap))
 
 
 async def how_to(services: Services, tap: GroupTap) -> Toast:

@@ -276,6 +276,32 @@ async def test_a_tap_on_an_old_hand_brings_the_current_one(make_harness: Any) ->
         assert_only_bob_saw_hands(h)
 
 
+async def test_a_tap_on_a_lost_games_ephemeral_hand_takes_it_away(make_harness: Any) -> None:
+    async with make_harness() as h:
+        scene(h, bot_admin=True)
+        await h.start_bot()
+        await ann_opens_dm(h)
+        lobby = await lobby_with_bob(h)
+        game_id = await started(h, lobby)
+        hand = await bob_taps_my_hand(h, lobby.message_id, game_id)
+        await h.redis.flushdb()  # Redis restarted empty
+        data = next(
+            str(b["callback_data"])
+            for row in hand.inline_keyboard
+            for b in row
+            if str(b.get("callback_data", "")).startswith("h:")
+        )
+        handle = await h.emu.user_presses_ephemeral(
+            BOB, GROUP, hand.ephemeral_message_id or 0, data=data
+        )
+        assert (await handle.answer()).text == "This game was lost."
+        await h.wait_text(GROUP, "This game was lost")
+        await h.settle()
+        # Its buttons would mislead: the hand is deleted (an edit cannot reach it).
+        assert h.emu.ephemeral(GROUP, hand.ephemeral_message_id or 0) is None
+        assert not h.emu.ephemerals_of(BOB, GROUP)
+
+
 async def test_after_a_restart_the_next_worker_edits_the_same_hand(make_harness: Any) -> None:
     async with make_harness() as h:
         scene(h, bot_admin=True)

@@ -199,7 +199,10 @@ class Guard:
         tr = await self.own_language(query, LOST_LANGUAGE_WAIT)
         with contextlib.suppress(TelegramError):
             await query.answer(tr.t("toast.game_lost"))
-        if query.message is not None:
+        ephemeral = ephemeral_id(query.message)
+        if ephemeral is not None:  # a hand in the group: only deleting takes it away
+            self.games.box.retire_group_hand(place, query.from_user.id, ephemeral)
+        elif query.message is not None:
             await retire_keyboard(self.games, query.message.chat.id, query.message.message_id)
         with contextlib.suppress(RedisError):
             await announce_lost(self.games, place, game_id)

@@ -4,6 +4,7 @@ API emulator and a real redis-server."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import aiohttp
@@ -385,3 +386,17 @@ def test_the_lobby_says_where_a_player_without_private_chat_plays() -> None:
     # Start without admin rights waits, as before.
     with pytest.raises(flow.FlowError):
         flow.start(lobby_of_two(False), Moment(1001.0, TIMING), "eph001", ANN, {BOB})
+
+
+def test_records_leave_the_new_fields_out_at_their_defaults() -> None:
+    """Code from before hands in the group (extra fields refused) still reads every game
+    that does not use them."""
+    plain = lobby_of_two(None)
+    data = json.loads(plain.to_json())  # as stored
+    assert "group_hands" not in data
+    assert all("in_group" not in s and "group_hand_id" not in s for s in data["seats"])
+    game = lobby_of_two(True)
+    game.seats[1].in_group, game.seats[1].group_hand_id = True, 3
+    again = ChatGame.model_validate_json(game.to_json())
+    assert again.group_hands is True and again.seats[1].group_hand_id == 3
+    assert again.seats[1].in_group and not again.seats[0].in_group

@@ -98,7 +98,7 @@ async def show_mode(
 async def show_in_group(
     games: Games, place: Place, game_id: str, user_id: int, query_id: str
 ) -> bool:
-    """ "🃏 My hand" on the table: the tapper's hand as a new ephemeral message in the
+    """The table's "🃏 My hand": the tapper's hand as a new ephemeral message in the
     group (answering the tap ``query_id``), if that is where they play; False: they
     play from their private chat."""
     game = await games.storage.peek_table(place)

@@ -75,7 +75,7 @@ def _deep_link(services: Services, tap: GroupTap) -> str:
 
 
 async def my_hand(services: Services, tap: GroupTap) -> Toast:
-    """ "🃏 My hand" on the table: a player without a private chat gets their hand as a
+    """The table's "🃏 My hand": a player without a private chat gets their hand as a
     message in the group only they see; anyone else is pointed to their private chat."""
     games, user_id = services.games, tap.user.id
     if await hands.show_in_group(games, tap.place, tap.game_id, user_id, tap.query_id):

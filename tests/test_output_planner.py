@@ -8,7 +8,7 @@ import pytest
 
 from bot.domain.place import Place
 from bot.domain.records import ChatGame, Phase, Seat
-from bot.domain.roles import GROUP, hand_role
+from bot.domain.roles import GROUP, group_hand_role, hand_role
 from bot.output import planner
 from bot.output.planner import GroupSpot, HandRefresh, RoleRefresh
 from bot.store.storage import OwedOutput
@@ -193,3 +193,53 @@ def test_the_reminder_before_a_timeout_and_a_finished_game_are_never_quieted() -
 def test_the_step_a_hand_shows() -> None:
     assert planner.step_of(game()) == 4
     assert planner.step_of(game(state={})) == 0
+
+
+# --- a hand shown as an ephemeral message in the group ------------------------------------
+
+
+def with_bob_in_group(phase: Phase = "playing", group_hand_id: int | None = 7) -> ChatGame:
+    return game(
+        phase,
+        seats=[
+            Seat(user_id=ANN, name="Ann", hand_message_id=11),
+            Seat(user_id=BOB, name="Bob", in_group=True, group_hand_id=group_hand_id),
+            Seat(name="Computer"),
+        ],
+    )
+
+
+def test_a_hand_in_the_group_is_one_more_hand_target_under_its_own_role() -> None:
+    table = with_bob_in_group()
+    assert planner.hand_targets(table) == [ANN, BOB]
+    assert planner.hand_roles(table) == [hand_role(ANN), group_hand_role(BOB)]
+    assert planner.private_hands(table) == [ANN]  # only those ever notify
+    assert planner.message_ids(table, group_hand_role(BOB)) == {7}
+    assert planner.message_ids(table, hand_role(BOB)) == {None}
+    refreshes = planner.hand_refreshes(table, notify=[BOB])
+    assert refreshes == [HandRefresh(ANN), HandRefresh(BOB, notify=True, in_group=True)]
+    # Shown once, it follows the finished game to its result; never shown, it does not.
+    assert planner.hand_targets(with_bob_in_group("finished")) == [ANN, BOB]
+    assert planner.hand_targets(with_bob_in_group("finished", None)) == [ANN]
+
+
+def test_a_hand_in_the_group_is_shown_there_and_only_there() -> None:
+    table = with_bob_in_group()
+    assert planner.hand_seat(table, BOB, group=True) == 1
+    assert planner.hand_seat(table, BOB) is None  # never in his private chat
+    assert planner.hand_seat(table, ANN, group=True) is None
+
+
+def test_a_hand_in_the_group_has_its_own_key_slot_and_owed_field() -> None:
+    place, role = Place(GROUP_ID), group_hand_role(BOB)
+    assert planner.message_key(place, role) not in (
+        planner.message_key(place, GROUP),
+        planner.message_key(place, hand_role(BOB)),
+    )
+    assert planner.send_slot(role, place, "g1") == f"ghand:{BOB}:{GROUP_ID}:g1"
+    assert planner.settles(role) == (f"owe:ghand:{BOB}",)  # it never notifies
+    pending = owed(5, {role: 5, GROUP: 5})
+    assert planner.owed_refreshes(pending) == [
+        RoleRefresh(role, owed=True),
+        RoleRefresh(GROUP, owed=True),
+    ]

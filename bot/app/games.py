@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Concatenate, NamedTuple, ParamSpec
 
 from bot.app.ai_runner import AiRunner, ai_seed
+from bot.app.rights import BotRights
 from bot.app.scheduler import Scheduler
 from bot.app.screens import Screens, unreachable
 from bot.app.tidy import Tidy
@@ -25,7 +26,7 @@ from bot.domain.place import Place
 from bot.domain.records import ChatGame
 from bot.domain.roles import GROUP, hand_role
 from bot.ops import metrics
-from bot.output.outbox import Outbox, hand_targets
+from bot.output.outbox import Outbox, hand_roles, private_hands
 from bot.store.storage import Owed, Storage, Write
 
 __all__ = ["Games", "Timing"]
@@ -54,20 +55,21 @@ class Committed(NamedTuple):
 def owed_by(game: ChatGame, effects: Effects) -> Owed:
     """What a committed change must show: every message that follows the record, the
     hands re-sent as new messages, and the new group messages (sent once each). A game
-    whose place refuses the bot's messages owes nothing there: only the hands, each
-    re-sent as a new message that says the game ended."""
-    hands = hand_targets(game)
+    whose place refuses the bot's messages owes nothing there: only the private hands,
+    each re-sent as a new message that says the game ended."""
+    # A hand in the group is never sent anew unasked: only private hands notify.
+    private = private_hands(game)
     notifying = game.phase == "playing" or effects.place_gone
-    notify = sorted(effects.notify & set(hands)) if notifying else []
+    notify = sorted(effects.notify & set(private)) if notifying else []
     if effects.place_gone:
-        return Owed([hand_role(uid) for uid in hands], notify, [])
+        return Owed([hand_role(uid) for uid in private], notify, [])
     notes: list[dict[str, Any]] = [
         {"kind": "announce", "key": note.key, "kwargs": note.kwargs} for note in effects.announce
     ]
     if effects.ended:
         # A new message, so the group is notified of the ending.
         notes.append({"kind": "results", "game_id": game.game_id})
-    return Owed([GROUP, *(hand_role(uid) for uid in hands)], notify, notes)
+    return Owed([GROUP, *hand_roles(game)], notify, notes)
 
 
 TimerFire = Callable[[Place], Awaitable[None]]
@@ -105,6 +107,8 @@ class Games:
         fire = fire_through(self) if fire_through is not None else self.timer_fired
         self.scheduler = Scheduler(storage, fire, sweep=self.sweep_output, clock=clock)
         self.tidy = Tidy(storage, outbox, clock)
+        self.rights = BotRights(outbox.bot)
+        """Whether the bot is an admin of a group (players without a private chat)."""
         self._commits = 0
         self._crash_after = os.environ.get(CRASH_AFTER_COMMIT, "")
 
@@ -224,14 +228,22 @@ class Games:
     # --- hand modes -------------------------------------------------------------------------
 
     def set_mode(
-        self, place: Place, user_id: int, game_id: str, step: int, mode: HandMode | None
+        self,
+        place: Place,
+        user_id: int,
+        game_id: str,
+        step: int,
+        mode: HandMode | None,
+        *,
+        in_group: bool = False,
     ) -> None:
-        """Show ``user_id``'s hand in ``mode`` (None: the normal keyboard)."""
+        """Show ``user_id``'s hand in ``mode`` (None: the normal keyboard); ``in_group``:
+        their hand is the ephemeral one in the group."""
         if mode is None:
             self.screens.modes.clear(place, user_id)
         else:
             self.screens.modes.set(place, user_id, game_id, step, mode)
-        self.box.refresh_hand(place, user_id)
+        self.box.refresh_hand(place, user_id, in_group=in_group)
 
     def clear_mode(self, place: Place, user_id: int) -> None:
         self.screens.modes.clear(place, user_id)

@@ -15,6 +15,7 @@ from bot.domain.callbacks import HandButton
 from bot.domain.flow import FlowError
 from bot.domain.hand_modes import HandMode
 from bot.domain.place import Place
+from bot.output.planner import in_group
 from engine import Action, Beat, legal_actions
 from locales import Translator
 
@@ -24,8 +25,9 @@ TapperLanguage = Callable[[], Awaitable[Translator]]
 
 async def moved_on(games: Games, place: Place, user_id: int, language: TapperLanguage) -> FlowError:
     """A tap that no longer fits: say what changed, and show the fresh keyboard."""
-    games.box.refresh_hand(place, user_id)
     game = await games.storage.load_table(place)
+    group = game is not None and in_group(game, user_id)
+    games.box.refresh_hand(place, user_id, in_group=group)
     tr = await language()
     seat = game.seat_of(user_id) if game is not None else None
     key, change = render.moved_on_toast(game, tr, seat)
@@ -90,4 +92,21 @@ async def show_mode(
         mode = ("pick", int(card))
     elif button.op == "leave":
         mode = ("leave", 0)
-    games.set_mode(place, user_id, game_id, state.step, mode)
+    games.set_mode(place, user_id, game_id, state.step, mode, in_group=in_group(game, user_id))
+
+
+async def show_in_group(
+    games: Games, place: Place, game_id: str, user_id: int, query_id: str
+) -> bool:
+    """The table's "🃏 My hand": the tapper's hand as a new ephemeral message in the
+    group (answering the tap ``query_id``), if that is where they play; False: they
+    play from their private chat."""
+    game = await games.storage.peek_table(place)
+    if game is None or game.game_id != game_id or game.phase != "playing":
+        raise FlowError("toast.stale")
+    if game.seat_of(user_id) is None:
+        raise FlowError("toast.not_in_game")
+    if not in_group(game, user_id):
+        return False
+    games.box.show_group_hand(place, user_id, query_id)
+    return True

@@ -7,6 +7,7 @@ test can fix them (the same deal on every run).
 from __future__ import annotations
 
 import contextlib
+from typing import Literal
 
 from bot.app import deals, ids
 from bot.app.games import Games
@@ -57,11 +58,19 @@ async def open_lobby(
         await games.storage.save_chat_settings(chat_id, shown)
 
 
-async def join(games: Games, place: Place, game_id: str, player: Person) -> bool:
-    """Seat ``player``; whether the bot can write to them in private (else they must
-    open that chat first)."""
-    await games.run(place, flow.join, game_id, player)
-    return (await games.storage.user(player.user_id)).dm_open
+Reach = Literal["private", "group", "none"]
+"""Where a joiner's hand will be: their private chat, the group (no private chat, the bot
+an admin there), or nowhere yet (they must open the private chat first)."""
+
+
+async def join(games: Games, place: Place, game_id: str, player: Person) -> Reach:
+    """Seat ``player``; where their hand will be (the lobby says it too)."""
+    if (await games.storage.user(player.user_id)).dm_open:
+        await games.run(place, flow.join, game_id, player)
+        return "private"
+    group_hands = await games.rights.admin(place.chat_id)
+    await games.run(place, flow.join, game_id, player, group_hands)
+    return "group" if group_hands else "none"
 
 
 async def leave(games: Games, place: Place, game_id: str, user_id: int) -> None:
@@ -112,11 +121,19 @@ async def unreachable_in(games: Games, place: Place) -> set[int]:
 
 
 async def start(games: Games, place: Place, game_id: str, by: int) -> None:
+    """Deal. Who cannot be reached in private plays from the group if the bot is an
+    admin there; else Start waits for them (and the lobby says the bot must be an admin)."""
     unreachable = await unreachable_in(games, place)
+    lobby = await games.storage.load_table(place)
+    group_hands = bool(unreachable) and await games.rights.admin(place.chat_id, fresh=True)
+    if unreachable and lobby is not None and lobby.group_hands != group_hands:
+        await games.run(place, flow.note_group_hands, game_id, group_hands)
     # A fresh secret deal for the lobby's deck (``bot.app.deals``).
-    deal = deals.deal_for(await games.storage.load_table(place))
+    deal = deals.deal_for(lobby)
     timeout = (await games.storage.chat_settings(place.chat_id)).turn_timeout
-    await games.run(place, flow.start, game_id, by, unreachable, deal, timeout)
+    await games.run(
+        place, flow.start, game_id, by, unreachable, deal, timeout, group_hands=group_hands
+    )
 
 
 async def drop_unreachable(games: Games, place: Place, game_id: str, by: int) -> None:

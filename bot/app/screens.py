@@ -75,6 +75,16 @@ class Screens:
 
     async def hand(self, game: ChatGame, seat: int, in_app: bool | None = None) -> Rendered:
         """``seat``'s private hand message, in its mode (and the Mini App's buttons)."""
+        return await self._hand(game, seat, self.app_buttons, in_app)
+
+    async def group_hand(self, game: ChatGame, seat: int) -> Rendered:
+        """``seat``'s hand as an ephemeral message in the group: the same text and hand
+        buttons, without the Mini App's (Telegram refuses ``web_app`` buttons in groups)."""
+        return await self._hand(game, seat, None, None)
+
+    async def _hand(
+        self, game: ChatGame, seat: int, app_buttons: AppButtons | None, in_app: bool | None
+    ) -> Rendered:
         info = game.seats[seat]
         tr = await self.languages.person(info.user_id, info.lang)
         if game.phase == "finished" and game.state is not None:
@@ -96,8 +106,8 @@ class Screens:
                 now=self.clock(),
             )
 
-        if self.app_buttons is not None:
-            return await self.app_buttons.hand(game, seat, tr, full, in_app)
+        if app_buttons is not None:
+            return await app_buttons.hand(game, seat, tr, full, in_app)
         return full()
 
     async def finished_hand(self, game: ChatGame, seat: int, tr: Translator) -> Rendered:

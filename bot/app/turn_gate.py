@@ -3,7 +3,8 @@
 The outbox records, per player, the step of the last hand it saw land
 (``Storage.mark_hand_shown``). When a turn deadline comes, every human the game waits
 for must have that step on screen; if not (their chat answers 5xx, a send timed out),
-the deadline waits until the hand is there. After ``max_wait_turns`` whole turn times
+the deadline waits until the hand is there (not for a hand shown as an ephemeral message in
+the group, which Telegram does not promise to deliver). After ``max_wait_turns`` whole turn times
 the game goes on regardless.
 """
 
@@ -69,8 +70,8 @@ class TurnGate:
         later: float | None = None
         for seat in flow.waiting(state):
             info = table.seats[seat]
-            if not info.human or info.user_id is None:
-                continue
+            if not info.human or info.user_id is None or info.in_group:
+                continue  # an ephemeral hand in the group: delivery is not promised
             if not (await self.games.storage.user(info.user_id)).dm_open:
                 continue  # blocked the bot: no hand can ever be shown
             hand = shown.get(info.user_id)

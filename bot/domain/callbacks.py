@@ -40,7 +40,7 @@ GroupOp = str
 _SEAT_AND_GAME_CODES: Final[dict[str, GroupOp]] = {
     "j": "join", "l": "leave", "e": "ai_easy", "n": "ai_normal", "h": "ai_hard",
     "s": "start", "x": "cancel", "N": "new", "R": "remove_ai", "u": "drop_unreachable",
-    "L": "lobby", "H": "how_to",
+    "L": "lobby", "H": "how_to", "M": "my_hand",
     "o": "options", "b": "options_back", "X": "cancel_yes", "K": "cancel_no",
 }  # fmt: skip
 _GROUP_CODES: Final[dict[str, GroupOp]] = {

@@ -47,9 +47,12 @@ _LEFT_OUT_AT_DEFAULT: dict[str, Any] = {
     "turn_timeout": None,
     "ai_first": "easy",
     "topic_name": "",
+    "group_hands": None,
 }
 """``ChatGame``'s fields added since the first release, and the default each is left out
 of the JSON at (see ``_leave_out_new_defaults``)."""
+_SEAT_LEFT_OUT_AT_DEFAULT: dict[str, Any] = {"in_group": False, "group_hand_id": None}
+"""The same for ``Seat``."""
 
 
 class Seat(BaseModel):
@@ -70,6 +73,20 @@ class Seat(BaseModel):
     last_active: float = 0.0
     joined_at: float = 0.0
     """When they took the seat: a joiner the bot cannot reach is dropped some time after."""
+    in_group: bool = False
+    """Plays from the group: no private chat with the bot, so the hand is an ephemeral
+    message in the group that only this player sees (set at Start)."""
+    group_hand_id: int | None = None
+    """That ephemeral message's ``ephemeral_message_id`` (None: not shown yet)."""
+
+    @model_serializer(mode="wrap")
+    def _leave_out_new_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """As ``ChatGame``'s: fields added later are left out at their default."""
+        data: dict[str, Any] = handler(self)
+        for name, default in _SEAT_LEFT_OUT_AT_DEFAULT.items():
+            if getattr(self, name) == default:
+                data.pop(name, None)
+        return data
 
     @property
     def shown_name(self) -> str:
@@ -106,6 +123,9 @@ class ChatGame(BaseModel):
     """How long the bot waits on people at this table (a lobby option, not a rule of the
     game; ``bot.domain.flow.common.table_timing`` turns it into seconds). Records stored before
     it existed load as "normal", so it needs no schema version of its own."""
+    group_hands: bool | None = None
+    """Whether players without a private chat may play from the group (the bot is an
+    admin there, as last seen at a join or Start); None: nobody needed to."""
     ai_first: AiLevel = "easy"
     """The computer level the lobby offers first (its button leads the row): the group's
     default (/settings); left out of the JSON at "easy", as the lobby always offered it."""

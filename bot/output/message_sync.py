@@ -1,7 +1,8 @@
 """Keeping one message showing its record: look, claim, edit or send, record.
 
-Every message of a game (the group message, each hand) follows one protocol; what differs
-is a ``GameMessage``: which role it is, what it should show now and where its id is stored.
+Every message of a game (the group message, each hand, in private or as an ephemeral
+message in the group) follows one protocol; what differs is a ``GameMessage``: which role
+it is, what it should show now, where its id is stored and which calls show it.
 
 1. Look: read the owed output, the record and what the message shows (the fleet's screen
    record, ``Storage.peek_screen``), without the message's claim. Most refreshes end here:
@@ -94,6 +95,16 @@ class GameMessage(Protocol[S]):
     async def shown(self, lane: Lane[Any], showing: S, new_id: int | None) -> None:
         """What follows once the message shows the plan (or a send's fate is unknown)."""
 
+    async def edit(self, chat_id: int, message_id: int, content: Rendered) -> Edit:
+        """Edit the message in place."""
+
+    async def send(self, to: Place, showing: S) -> int:
+        """Send it as a new message; its id."""
+
+    async def delete(self, chat_id: int, message_id: int) -> None:
+        """Delete a message of this role no longer kept up to date (raises if that may
+        be tried again)."""
+
 
 class Call(enum.Enum):
     NEEDED = "needed"
@@ -178,7 +189,7 @@ class MessageSync(Generic[S]):
         if not screen.claimed:
             return Call.NEEDED
         try:
-            edit = await ctx.api.edit_text(chat_id, message_id, content.text, content.markup)
+            edit = await self.message.edit(chat_id, message_id, content)
         except TelegramError as err:
             if possibly_applied(err):
                 # What shows is unknown until an edit of ours lands after the late one.
@@ -187,6 +198,8 @@ class MessageSync(Generic[S]):
             raise
         if edit is Edit.GONE:
             return None
+        if edit is Edit.GIVEN_UP:
+            return Shown()  # what shows stays unknown: the next change edits again
         if edit is Edit.NOT_MODIFIED:
             ctx.stats.not_modified += 1
             screen.now_shows(message_id, digest)
@@ -231,7 +244,7 @@ class MessageSync(Generic[S]):
         """Delete the message a new one replaced. Its delete was stored owed with the new
         id: it is cleared only once done, so a failed delete is left to the sweeper."""
         try:
-            await self.context.retire(chat_id, replaced)
+            await self.message.delete(chat_id, replaced)
         except TelegramError as err:
             log.info("chat %s: message %s left for the sweeper: %s", chat_id, replaced, err)
             return
@@ -247,8 +260,7 @@ class MessageSync(Generic[S]):
         if not await self.message.still_due(showing):
             return BackOff(SEND_BUSY_RETRY)  # sent meanwhile: start over from the record
         try:
-            content = showing.content
-            new_id = await ctx.api.send_text(chat_id, content.text, content.markup, to.topic_id)
+            new_id = await self.message.send(to, showing)
         except TelegramError as err:
             if not possibly_applied(err):
                 raise
@@ -273,7 +285,7 @@ class MessageSync(Generic[S]):
                 "chat %s: deleting message %s, sent but never stored", chat_id, screen.unstored
             )
             try:
-                await self.context.retire(chat_id, screen.unstored)
+                await self.message.delete(chat_id, screen.unstored)
             except TelegramError as err:  # still noted: the next refresh tries again
                 log.info("chat %s: message %s not deleted yet: %s", chat_id, screen.unstored, err)
                 return

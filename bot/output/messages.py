@@ -1,5 +1,6 @@
-"""The two kinds of a game's messages, each a ``message_sync.GameMessage``: the group message
-(the lobby's, then the table's) and a player's hand."""
+"""The kinds of a game's messages, each a ``message_sync.GameMessage``: the group message
+(the lobby's, then the table's) and a player's hand in private (and, in ``group_hands``,
+a hand shown as an ephemeral message in the group)."""
 
 from __future__ import annotations
 
@@ -17,11 +18,30 @@ from bot.output.message_sync import Showing
 from bot.render import Rendered
 from bot.store import owed_fields
 from bot.store.storage import OwedOutput, Reowe, Write
+from bot.transport.bot_api import Edit
 from bot.transport.lanes import Lane
 
 GroupRenderer = Callable[[ChatGame], Awaitable[Rendered]]
 HandRenderer = Callable[[ChatGame, int], Awaitable[Rendered]]
 """Renders a seat's hand, in whatever mode the service keeps for it."""
+
+
+class ChatCalls:
+    """Ordinary messages of a chat: sent, edited and deleted by chat and message id."""
+
+    context: OutputContext
+
+    async def edit(self, chat_id: int, message_id: int, content: Rendered) -> Edit:
+        return await self.context.api.edit_text(chat_id, message_id, content.text, content.markup)
+
+    async def send(self, to: Place, showing: Showing) -> int:
+        content = showing.content
+        return await self.context.api.send_text(
+            to.chat_id, content.text, content.markup, to.topic_id
+        )
+
+    async def delete(self, chat_id: int, message_id: int) -> None:
+        await self.context.retire(chat_id, message_id)
 
 
 @dataclass
@@ -30,7 +50,7 @@ class GroupShowing(Showing):
     """The lobby message (else the table message)."""
 
 
-class GroupMessage:
+class GroupMessage(ChatCalls):
     """The message of the game's place, in that place (its chat, or its forum topic)."""
 
     role = GROUP
@@ -101,7 +121,7 @@ class HandShowing(Showing):
     """A notification that went out late, as an edit instead (``planner.NOTIFY_LATE``)."""
 
 
-class HandMessage:
+class HandMessage(ChatCalls):
     """A player's hand of the game at ``place``, in their private chat."""
 
     def __init__(

@@ -40,14 +40,15 @@ from telegram.error import Forbidden, TelegramError
 from bot.domain.bounded import BoundedDict
 from bot.domain.place import Place, private_chat
 from bot.domain.records import ChatGame
-from bot.domain.roles import GROUP, Role, hand_owner, hand_role
+from bot.domain.roles import GROUP, Role, group_hand_owner, hand_owner, hand_role
 from bot.output import planner
 from bot.output.context import NoteSentHook, OutboxStats, OutputContext, SentHook, TapsFirst
+from bot.output.group_hands import Asked, GroupHandMessage, retire_job
 from bot.output.jobs import OutputJob
 from bot.output.message_sync import GameMessage, MessageSync
 from bot.output.messages import GroupMessage, GroupRenderer, HandMessage, HandRenderer
 from bot.output.owed import NoteRenderer, OwedWork
-from bot.output.planner import NOTIFY_LATE, hand_targets, shown_in_group
+from bot.output.planner import NOTIFY_LATE, hand_roles, hand_targets, private_hands, shown_in_group
 from bot.output.replies import REPLY_SCOPE, Replies, ReplyScope
 from bot.render import Rendered
 from bot.store.storage import OwedOutput, Storage
@@ -65,7 +66,9 @@ __all__ = [
     "OutboxStats",
     "PlaceGoneHook",
     "ReplyScope",
+    "hand_roles",
     "hand_targets",
+    "private_hands",
     "shown_in_group",
 ]
 
@@ -107,6 +110,7 @@ class Outbox:
         *,
         render_group: GroupRenderer,
         render_hand: HandRenderer,
+        render_group_hand: HandRenderer | None = None,
         group_interval: float,
         group_max_per_minute: int,
         calm_delay: float,
@@ -127,6 +131,7 @@ class Outbox:
         self.storage = storage
         self.render_group = render_group
         self.render_hand = render_hand
+        self.render_group_hand = render_group_hand or render_hand  # no Mini App in groups
         self.calm_delay = calm_delay
         self.clock = clock
         self.on_migrated = hooks.migrated
@@ -203,7 +208,9 @@ class Outbox:
         place = table.place
         self._refresh_group(place, owed=owed)
         for hand in planner.hand_refreshes(table, notify, calm, skip):
-            self.refresh_hand(place, hand.user_id, hand.notify, calm=hand.calm, owed=owed)
+            self.refresh_hand(
+                place, hand.user_id, hand.notify, calm=hand.calm, owed=owed, in_group=hand.in_group
+            )
 
     async def shows_hand(
         self, place: Place, user_id: int, message_id: int, content: Rendered
@@ -223,14 +230,31 @@ class Outbox:
         *,
         calm: bool = False,
         owed: bool = False,
+        in_group: bool = False,
     ) -> None:
-        """Refresh ``user_id``'s hand of the game at ``place`` (in their private chat)."""
+        """Refresh ``user_id``'s hand of the game at ``place``: in their private chat, or
+        (``in_group``) the ephemeral one in the group, if it was shown."""
         not_before = self.clock() + self.calm_delay if calm else 0.0
-        message = HandMessage(self.context, place, user_id, self.render_hand)
+        message: GameMessage[Any] = (
+            GroupHandMessage(self.context, place, user_id, self.render_group_hand)
+            if in_group
+            else HandMessage(self.context, place, user_id, self.render_hand)
+        )
+        # A hand in the group comes anew only when its player asks (``show_group_hand``).
+        notify = notify and not in_group
         job = self._message_job(
             message, owed, notify=notify, not_before=not_before, queued_at=self.clock()
         )
         self._lanes.enqueue(message.to.chat_id, planner.message_key(place, message.role), job)
+
+    def show_group_hand(self, place: Place, user_id: int, query_id: str) -> None:
+        """``user_id`` tapped "🃏 My hand": their hand as a new ephemeral message in the
+        group (answering that tap), the one shown before deleted."""
+        asked = Asked(query_id, self.clock())
+        message = GroupHandMessage(self.context, place, user_id, self.render_group_hand, asked)
+        job = self._message_job(message, False, notify=True, queued_at=self.clock())
+        key = (planner.message_key(place, message.role), "asked")
+        self._lanes.enqueue(place.chat_id, key, job)
 
     def _refresh_group(self, place: Place, *, owed: bool = False) -> None:
         message = GroupMessage(self.context, place, self.render_group)
@@ -251,8 +275,10 @@ class Outbox:
         """Work off output another worker owed and did not finish (it died): every target
         is rendered afresh from the stored record, every note still unsent is sent."""
         for refresh in planner.owed_refreshes(owed):
-            user = hand_owner(refresh.role)
-            if user is None:
+            user, in_group = hand_owner(refresh.role), group_hand_owner(refresh.role)
+            if in_group is not None:
+                self.refresh_hand(place, in_group, owed=refresh.owed, in_group=True)
+            elif user is None:
                 self._refresh_group(place, owed=refresh.owed)
             else:
                 self.refresh_hand(place, user, owed=refresh.owed)
@@ -317,6 +343,12 @@ class Outbox:
             await self.context.retire(chat_id, message_id)
         except TelegramError as err:
             log.info("chat %s: message %s not deleted at a tap: %s", chat_id, message_id, err)
+
+    def retire_group_hand(self, place: Place, user_id: int, ephemeral_id: int) -> None:
+        """Delete an ephemeral hand in the group no longer kept up to date (tapped)."""
+        message = GroupHandMessage(self.context, place, user_id, self.render_group_hand)
+        job = retire_job(message, ephemeral_id)
+        self._lanes.enqueue(place.chat_id, ("tidy", user_id, ephemeral_id), job)
 
     # --- the process around it ------------------------------------------------------------
 

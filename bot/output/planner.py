@@ -1,9 +1,11 @@
 """What each message should show now, decided from the records alone (no Redis, no Telegram).
 
 A game keeps messages on screen, each named by its role (``bot.domain.roles``): the group
-message (the lobby's, then the table's) and each player's hand. One message is one
-(group, role) pair everywhere: in the owed output (``owe:<role>``), the screen record, the
-queue (``message_key``) and the claim on sending its replacement (``send_slot``).
+message (the lobby's, then the table's) and each player's hand: in their private chat, or,
+for a player who plays from the group (``Seat.in_group``), as an ephemeral message there.
+One message is one (group, role) pair everywhere: in the owed output (``owe:<role>``),
+the screen record, the queue (``message_key``) and the claim on sending its replacement
+(``send_slot``).
 """
 
 from __future__ import annotations
@@ -13,7 +15,15 @@ from dataclasses import dataclass
 
 from bot.domain.place import Place
 from bot.domain.records import ChatGame
-from bot.domain.roles import GROUP, Role, hand_owner, hand_role
+from bot.domain.roles import (
+    GROUP,
+    Role,
+    any_hand_owner,
+    group_hand_owner,
+    group_hand_role,
+    hand_owner,
+    hand_role,
+)
 from bot.store import owed_fields
 from bot.store.storage import OwedOutput
 
@@ -34,8 +44,29 @@ def hand_targets(table: ChatGame) -> list[int]:
     return [
         seat.user_id
         for seat in table.seats
-        if seat.user_id is not None and (table.phase == "playing" or seat.hand_message_id)
+        if seat.user_id is not None
+        and (table.phase == "playing" or seat.hand_message_id or seat.group_hand_id)
     ]
+
+
+def in_group(table: ChatGame, user_id: int) -> bool:
+    """Whether ``user_id``'s hand is an ephemeral message in the group."""
+    return any(seat.user_id == user_id and seat.in_group for seat in table.seats)
+
+
+def hand_role_of(table: ChatGame, user_id: int) -> Role:
+    """The role of ``user_id``'s hand: in their private chat, or in the group."""
+    return group_hand_role(user_id) if in_group(table, user_id) else hand_role(user_id)
+
+
+def hand_roles(table: ChatGame) -> list[Role]:
+    """The roles of the hands that follow ``table``'s changes."""
+    return [hand_role_of(table, user) for user in hand_targets(table)]
+
+
+def private_hands(table: ChatGame) -> list[int]:
+    """The users whose hand is in their private chat (only those are ever notified)."""
+    return [user for user in hand_targets(table) if not in_group(table, user)]
 
 
 def shown_in_group(table: ChatGame) -> set[int | None]:
@@ -48,9 +79,16 @@ def hand_message_ids(table: ChatGame, user_id: int) -> set[int | None]:
     return {seat.hand_message_id for seat in table.seats if seat.user_id == user_id}
 
 
+def group_hand_ids(table: ChatGame, user_id: int) -> set[int | None]:
+    """The ephemeral hand messages the record holds for ``user_id``."""
+    return {seat.group_hand_id for seat in table.seats if seat.user_id == user_id}
+
+
 def message_ids(table: ChatGame, role: Role) -> set[int | None]:
     """The ids of ``role``'s messages that the record holds."""
-    owner = hand_owner(role)
+    owner, in_the_group = hand_owner(role), group_hand_owner(role)
+    if in_the_group is not None:
+        return group_hand_ids(table, in_the_group)
     return shown_in_group(table) if owner is None else hand_message_ids(table, owner)
 
 
@@ -59,13 +97,15 @@ def message_key(place: Place, role: Role) -> Hashable:
     A hand's chat is its owner's, holding their hands of every game; a group message is
     its topic's only one, also across a move to a supergroup (a refresh queued under the
     old id merges into the new id's: the topic stays)."""
-    return (role, place.topic_id) if hand_owner(role) is None else (role, place)
+    return (role, place.topic_id) if any_hand_owner(role) is None else (role, place)
 
 
 def send_slot(role: Role, place: Place, game_id: str) -> str:
     """The name under which one worker at a time may send ``role``'s new message
     (``Storage.claim_send``, keyed by where it goes). Spelt as before roles had one name
     ("group:<game>", "hand:<place>:<game>"), so a fleet mid-upgrade shares each claim."""
+    if group_hand_owner(role) is not None:
+        return ":".join((role, place.text, game_id))
     where = (GROUP,) if hand_owner(role) is None else ("hand", place.text)
     return ":".join(str(part) for part in (*where, game_id))
 
@@ -79,7 +119,7 @@ def settles(role: Role) -> tuple[str, ...]:
     """The owed fields a refresh of ``role`` fulfils: its revision, and for a hand the
     notifying message (a refresh decides from the stored owed output whether it is one)."""
     owner = hand_owner(role)
-    if owner is None:
+    if owner is None:  # the group message, or a hand in the group (never notifying)
         return (owed_fields.owe(role),)
     return (owed_fields.owe(role), owed_fields.notify(owner))
 
@@ -107,6 +147,8 @@ class HandRefresh:
     """As a new, notifying message (if the owed output still asks for one)."""
     calm: bool = False
     """After the calm delay, so a quick next change merges into it."""
+    in_group: bool = False
+    """The hand is an ephemeral message in the group (``Seat.in_group``)."""
 
 
 def hand_refreshes(
@@ -116,7 +158,7 @@ def hand_refreshes(
     what they would show)."""
     wake, later, same = set(notify), set(calm), set(skip)
     return [
-        HandRefresh(uid, uid in wake, uid in later)
+        HandRefresh(uid, uid in wake, uid in later, in_group(table, uid))
         for uid in hand_targets(table)
         if uid not in same
     ]
@@ -135,7 +177,7 @@ def owed_refreshes(owed: OwedOutput) -> list[RoleRefresh]:
     roles = [
         RoleRefresh(role, owed=True)
         for role in owed.targets
-        if role == GROUP or hand_owner(role) is not None
+        if role == GROUP or any_hand_owner(role) is not None
     ]
     notified = [
         RoleRefresh(hand_role(user), owed=False)
@@ -162,15 +204,17 @@ def group_spot(table: ChatGame) -> GroupSpot | None:
     return GroupSpot(lobby, current)
 
 
-def hand_seat(table: ChatGame, user_id: int) -> int | None:
+def hand_seat(table: ChatGame, user_id: int, *, group: bool = False) -> int | None:
     """The seat whose hand ``user_id``'s message shows; None: no hand to show (no seat,
-    or the game is over and the hand was never sent)."""
+    the hand is shown elsewhere, or the game is over and the hand was never sent).
+    ``group``: the hand as an ephemeral message in the group (else in private)."""
     if table.state is None:
         return None
     seat = next((i for i, s in enumerate(table.seats) if s.user_id == user_id), None)
-    if seat is None:
+    if seat is None or table.seats[seat].in_group != group:
         return None
-    if table.phase != "playing" and table.seats[seat].hand_message_id is None:
+    shown = table.seats[seat].group_hand_id if group else table.seats[seat].hand_message_id
+    if table.phase != "playing" and shown is None:
         return None
     return seat
 

@@ -72,7 +72,12 @@ def lobby_message(
     waiting = [s for s in game.seats if s.user_id is not None and s.user_id in unreachable]
     if waiting:
         names = ", ".join(s.shown_name for s in waiting)
-        lines.append(tr.t("lobby.waiting_dm", names=names))
+        if game.group_hands:
+            lines.append(tr.t("lobby.plays_in_group", names=names))
+        else:
+            lines.append(tr.t("lobby.waiting_dm", names=names))
+        if game.group_hands is False:
+            lines.append(tr.t("lobby.bot_not_admin"))
     lines.append(tr.t("lobby.hint"))
     if game.show_how_to:
         lines += ["", how_to_play(tr.lang)]
@@ -96,7 +101,8 @@ def lobby_message(
         rows += _options_rows(game, tr, b)
     else:
         # Someone the creator may remove: the creator themselves is told to open the chat.
-        stranded = any(s.user_id != game.creator_id for s in waiting)
+        # Nobody is stranded where they can play from the group.
+        stranded = not game.group_hands and any(s.user_id != game.creator_id for s in waiting)
         rows += _main_rows(game, tr, b, stranded)
     return Rendered("\n".join(lines), markup(rows))
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from telegram import InlineKeyboardButton
 
+from bot.domain import callbacks
 from bot.domain.records import ChatGame
 from bot.render import faces
 from bot.render.common import TEAM_NAMES, Rendered, markup, seat_names, with_clock
@@ -112,8 +113,12 @@ def table_message(
     lines += _bout_lines(game, state, names, tr)
     if finished:
         return with_clock(lines, "", None)
-    link = InlineKeyboardButton(tr.t("table.my_cards"), url=f"https://t.me/{bot_username}")
-    return with_clock(lines, ticking, markup([[link]]))
+    row = [InlineKeyboardButton(tr.t("table.my_cards"), url=f"https://t.me/{bot_username}")]
+    if any(seat.in_group for seat in game.seats):
+        # Someone plays from the group: their hand comes as a message only they see.
+        data = callbacks.encode_group(game.game_id, "my_hand")
+        row.append(InlineKeyboardButton(tr.t("table.my_hand"), callback_data=data))
+    return with_clock(lines, ticking, markup([row]))
 
 
 def _turn(v: PublicView, names: list[Html], tr: Translator) -> Html:

@@ -9,7 +9,7 @@ from typing import Any
 from telegram import User
 
 from bot import render
-from bot.app import lobbies
+from bot.app import hands, lobbies
 from bot.app.players import dm_open
 from bot.domain import flow
 from bot.domain.callbacks import GroupButton, GroupOp, encode_group_link
@@ -36,6 +36,8 @@ class GroupTap:
     """The tapper's own language (``Tap.tapper_language``)."""
     choice: int | None = None
     """An option's value number, from a button of the options screen."""
+    query_id: str = ""
+    """The tap's callback query (an ephemeral answer names it)."""
 
 
 @dataclass(frozen=True)
@@ -51,10 +53,12 @@ class GroupRoute:
 
 async def join(services: Services, tap: GroupTap) -> Toast:
     me = person(tap.user, negotiate(tap.user.language_code))
-    if not await lobbies.join(services.games, tap.place, tap.game_id, me):
-        # The same deep link as the lobby's first button, opened by the answer itself.
-        return LinkToast("toast.open_dm", _deep_link(services, tap))
-    return "toast.joined"
+    reach = await lobbies.join(services.games, tap.place, tap.game_id, me)
+    if reach == "private":
+        return "toast.joined"
+    # The same deep link as the lobby's first button, opened by the answer itself.
+    key = "toast.open_dm_or_group" if reach == "group" else "toast.open_dm"
+    return LinkToast(key, _deep_link(services, tap))
 
 
 async def how_to(services: Services, tap: GroupTap) -> Toast:
@@ -68,6 +72,15 @@ async def how_to(services: Services, tap: GroupTap) -> Toast:
 
 def _deep_link(services: Services, tap: GroupTap) -> str:
     return render.deep_link(services.games.bot_username, encode_group_link(tap.place))
+
+
+async def my_hand(services: Services, tap: GroupTap) -> Toast:
+    """The table's "🃏 My hand": a player without a private chat gets their hand as a
+    message in the group only they see; anyone else is pointed to their private chat."""
+    games, user_id = services.games, tap.user.id
+    if await hands.show_in_group(games, tap.place, tap.game_id, user_id, tap.query_id):
+        return None
+    return LinkToast("toast.hand_in_private", _deep_link(services, tap))
 
 
 async def leave(services: Services, tap: GroupTap) -> Toast:
@@ -153,6 +166,7 @@ GROUP_ROUTES: dict[GroupOp, GroupRoute] = {
     "new": GroupRoute(next_game, opens=True),
     "lobby": GroupRoute(fresh_lobby, opens=True),
     "how_to": GroupRoute(how_to),
+    "my_hand": GroupRoute(my_hand),
     **{f"ai_{level}": GroupRoute(add_ai, "manager") for level in AI_LEVELS},
     **{option.op: GroupRoute(change_option, option.who) for option in LOBBY_OPTIONS},
 }
@@ -173,6 +187,7 @@ async def group_tap(services: Services, tap: Tap, button: GroupButton) -> Toast:
         tap.bot,
         tap.tapper_language,
         button.choice,
+        tap.query.id,
     )
     if route.who != "anyone":
         await check_manager(services, group, route)

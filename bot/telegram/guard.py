@@ -8,7 +8,9 @@
 * Lost games: a genuine tap (the message carries that button) on a game Redis no longer
   has retires the buttons and tells the group, once.
 * Stray messages: a tap on a message of the current game that is not the one we keep up
-  to date (a send whose answer timed out) adopts it if we have none, else deletes it.
+  to date (a send whose answer timed out) adopts it if we have none, else deletes it. A
+  hand shown as an ephemeral message in the group is told apart by its
+  ``ephemeral_message_id`` (its ``message_id`` is 0) and checked against the seat's.
 """
 
 from __future__ import annotations
@@ -68,6 +70,13 @@ def command_name(message: Message) -> str | None:
     if entity is None or entity.type != MessageEntityType.BOT_COMMAND or entity.offset != 0:
         return None
     return text[1 : entity.length].split("@")[0].lower()
+
+
+def ephemeral_id(message: Any) -> int | None:
+    """The ``ephemeral_message_id`` of a tapped ephemeral message (Bot API 10.2, newer
+    than PTB 22: it arrives among the message's ``api_kwargs``); None for any other."""
+    raw = (getattr(message, "api_kwargs", None) or {}).get("ephemeral_message_id")
+    return int(raw) if raw is not None else None
 
 
 def carries(query: CallbackQuery) -> bool:
@@ -163,9 +172,13 @@ class Guard:
                 raise ApplicationHandlerStop
             return  # forged or unknown: the handler says "out of date"
         if game.game_id == button.game_id and query.message is not None:
-            await self.stray(
-                query.message.message_id, game, query, hand=isinstance(button, HandButton)
-            )
+            hand = isinstance(button, HandButton)
+            ephemeral = ephemeral_id(query.message)
+            if ephemeral is not None:
+                if hand:
+                    await self.stray_ephemeral(ephemeral, game, query)
+                return
+            await self.stray(query.message.message_id, game, query, hand=hand)
 
     async def own_language(self, query: CallbackQuery, wait: float = LANGUAGE_WAIT) -> Translator:
         """The tapper's language, chosen with /language if the storage knows it within
@@ -186,7 +199,10 @@ class Guard:
         tr = await self.own_language(query, LOST_LANGUAGE_WAIT)
         with contextlib.suppress(TelegramError):
             await query.answer(tr.t("toast.game_lost"))
-        if query.message is not None:
+        ephemeral = ephemeral_id(query.message)
+        if ephemeral is not None:  # a hand in the group: only deleting takes it away
+            self.games.box.retire_group_hand(place, query.from_user.id, ephemeral)
+        elif query.message is not None:
             await retire_keyboard(self.games, query.message.chat.id, query.message.message_id)
         with contextlib.suppress(RedisError):
             await announce_lost(self.games, place, game_id)
@@ -210,7 +226,26 @@ class Guard:
             chat = query.message.chat.id if query.message is not None else game.chat_id
             await self.games.box.retire(chat, message_id)
 
-    async def adopt(self, game: ChatGame, message_id: int, *, user_id: int | None) -> None:
+    async def stray_ephemeral(self, ephemeral: int, game: ChatGame, query: CallbackQuery) -> None:
+        """A hand button on an ephemeral message in the group: is it the player's hand we
+        keep up to date? (Ephemeral ids may be reused, so only equality counts.)"""
+        user_id = query.from_user.id
+        seat = game.seat_of(user_id)
+        if seat is None or not game.seats[seat].in_group:
+            return
+        current = game.seats[seat].group_hand_id
+        if current is None:
+            await self.adopt(game, ephemeral, user_id=user_id, in_group=True)
+        elif ephemeral != current:
+            # An old hand (its delete failed): the current one may never have reached the
+            # player either, so answer the tap with the hand anew, and retire the old.
+            self.stats.retired += 1
+            self.games.box.retire_group_hand(game.place, user_id, ephemeral)
+            self.games.box.show_group_hand(game.place, user_id, query.id)
+
+    async def adopt(
+        self, game: ChatGame, message_id: int, *, user_id: int | None, in_group: bool = False
+    ) -> None:
         """A message whose send timed out turned out to be showing: keep it up to date."""
         game_id = game.game_id
 
@@ -227,9 +262,20 @@ class Guard:
                     current.table_message_id = message_id
             else:
                 seat = current.seat_of(user_id)
-                if seat is None or current.seats[seat].hand_message_id is not None:
+                info = None if seat is None else current.seats[seat]
+                shown = (
+                    None
+                    if info is None
+                    else info.group_hand_id
+                    if in_group
+                    else info.hand_message_id
+                )
+                if info is None or shown is not None:
                     return Write(None, False)
-                current.seats[seat].hand_message_id = message_id
+                if in_group:
+                    info.group_hand_id = message_id
+                else:
+                    info.hand_message_id = message_id
             return Write(current, True)
 
         if await self.games.storage.update_table(game.place, change):

@@ -68,7 +68,14 @@ class Actions:
             return json_error(403, "only the creator starts from the app")
         unreachable = await self.games.unreachable(who.game)
         deal = deals.deal_for(who.game)
-        return await self.change(who, flow.start, who.game.game_id, user_id, unreachable, deal)
+        # As the group's Start: who has no private chat plays from the group where the
+        # bot is an admin (``lobbies.start``).
+        chat_id = who.place.chat_id
+        in_group = bool(unreachable) and await self.games.rights.admin(chat_id, fresh=True)
+        game_id = who.game.game_id
+        return await self.change(
+            who, flow.start, game_id, user_id, unreachable, deal, None, in_group
+        )
 
     async def change(self, who: Seated, operation: Any, *args: Any) -> web.Response:
         """Run a flow operation the way the group's buttons do (``Games.run``)."""

@@ -136,6 +136,7 @@ def build_outbox(
         storage,
         render_group=screens.group,
         render_hand=screens.hand,
+        render_group_hand=screens.group_hand,
         group_interval=settings.group_edit_interval,
         group_max_per_minute=settings.group_max_per_minute,
         calm_delay=settings.calm_delay,

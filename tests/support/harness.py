@@ -14,7 +14,7 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Collection, Iterator
 from dataclasses import dataclass, field
 from types import EllipsisType
 from typing import Any
@@ -236,6 +236,22 @@ def hand_buttons(emu: BotApiEmulator, user_id: int) -> list[tuple[int, int, str]
     return out
 
 
+def ephemeral_hand_buttons(
+    emu: BotApiEmulator, user_id: int, chat_id: int
+) -> list[tuple[int, int, str]]:
+    """(step, ephemeral message id, data) of every move button of the hands the user's
+    app shows in the group as ephemeral messages (a player without a private chat)."""
+    out = []
+    for message in emu.ephemerals_of(user_id, chat_id):
+        for row in message.inline_keyboard:
+            for button in row:
+                data = button.get("callback_data")
+                if isinstance(data, str) and data.startswith("h:") and _op(data) != "v":
+                    step = int(data.split(":")[3])
+                    out.append((step, message.ephemeral_message_id or 0, data))
+    return out
+
+
 def pressable(h: Harness, user_id: int, step: int) -> list[tuple[int, int, str]]:
     """(step made at, message id, data) of the move buttons the user can press while the
     game is at ``step``: buttons made at that step, or those of their newest hand
@@ -270,21 +286,31 @@ async def play_out(
     game_over: str = "Game over",
     verify_deal: bool = True,
     topic: int | EllipsisType | None = ...,
+    in_group: Collection[int] = (),
 ) -> EmuMessage:
     """Play the game to its end by pressing legal buttons; returns the result message
     (the group message containing ``game_over``: the result title in the group's language).
     ``verify_deal``: the result's deal must verify (``check_deal``); only a game dealt
     before verifiable deals has none. ``topic``: the forum topic the game is played in
     (its result and deal code are looked for there alone; None: General); by default,
-    anywhere in the group."""
+    anywhere in the group. ``in_group``: players who play from the group, by
+    the buttons of their ephemeral hand there (shown already: "🃏 My hand")."""
     pressed: set[tuple[int, int, int, str]] = set()
     """(user, message id, its edit count, data) of every button pressed: a keyboard
     whose moves stay the same keeps its data (and step), so what makes a button worth
     pressing again is a new version of its message."""
 
     def edits(user: int, mid: int) -> int:
+        if user in in_group:
+            shown = [m for m in h.emu.ephemerals_of(user, group) if m.ephemeral_message_id == mid]
+            return shown[0].edit_count if shown else -1
         message = h.emu.message(user, mid)
         return -1 if message is None else message.edit_count
+
+    def buttons(user: int) -> list[tuple[int, int, str]]:
+        if user in in_group:
+            return ephemeral_hand_buttons(h.emu, user, group)
+        return hand_buttons(h.emu, user)
 
     # A result already in the group is an earlier game's (of a series, say).
     earlier = max((m.message_id for m in h.emu.messages(group)), default=0)
@@ -300,7 +326,7 @@ async def play_out(
     def candidate() -> tuple[int, int, str] | None:
         best: tuple[int, int, int, str] | None = None
         for user in humans:
-            for step, mid, data in hand_buttons(h.emu, user):
+            for step, mid, data in buttons(user):
                 op = _op(data)
                 if op not in _PREFERENCE or (user, mid, edits(user, mid), data) in pressed:
                     continue
@@ -320,7 +346,10 @@ async def play_out(
         user, mid, data = found
         pressed.add((user, mid, edits(user, mid), data))
         with contextlib.suppress(Exception):
-            handle = await h.emu.user_presses(user, user, mid, data=data)
+            if user in in_group:
+                handle = await h.emu.user_presses_ephemeral(user, group, mid, data=data)
+            else:
+                handle = await h.emu.user_presses(user, user, mid, data=data)
             await asyncio.wait_for(handle.answer(), timeout)
     raise AssertionError("the game did not end")
 

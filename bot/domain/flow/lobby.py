@@ -112,8 +112,18 @@ def _seats_changed(game: ChatGame, effects: Effects | None = None) -> Outcome:
     return game, effects or Effects()
 
 
-def join(game: ChatGame | None, moment: Moment, game_id: str, person: Person) -> Outcome:
+def join(
+    game: ChatGame | None,
+    moment: Moment,
+    game_id: str,
+    person: Person,
+    group_hands: bool | None = None,
+) -> Outcome:
+    """Seat ``person``; ``group_hands``: for a joiner without a private chat, whether the
+    bot may show hands in the group (it is an admin there), else None."""
     game = open_lobby(game, moment, game_id, person.user_id)
+    if group_hands is not None:
+        game.group_hands = group_hands
     if game.seat_of(person.user_id) is not None:
         raise FlowError("lobby.already_joined")
     if len(game.seats) >= MAX_PLAYERS:
@@ -237,13 +247,16 @@ def start(
     unreachable: Collection[int],
     deal: Deal | None = None,
     turn_timeout: float | None = None,
+    group_hands: bool = False,
 ) -> Outcome:
     """Deal the first (or next) game of the series. ``unreachable``: user ids the bot
-    cannot write to in private; past their deadline they are dropped, else Start waits.
+    cannot write to in private; with ``group_hands`` (the bot is an admin of the group)
+    they play from the group, else past their deadline they are dropped and Start waits.
     ``deal``: the app's secret deal for the lobby's deck (``flow.dealing.deal_game``).
     ``turn_timeout``: the group's turn timeout as it is now (None: the bot's)."""
     game = open_lobby(game, moment, game_id, by)
     effects = Effects()
+    in_group, unreachable = (set(unreachable), set()) if group_hands else (set(), unreachable)
     late = {
         s.user_id
         for s in game.seats
@@ -284,11 +297,28 @@ def start(
     game.started_at = moment.now
     game.turn_timeout = turn_timeout
     for seat in game.seats:
-        seat.timeouts = 0
-        seat.last_active = moment.now
-        seat.hand_message_id = None
+        _seat_dealt_in(seat, moment.now, seat.user_id in in_group)
     schedule(game, state, moment)
     return game, effects
+
+
+def _seat_dealt_in(seat: Seat, now: float, in_group: bool) -> None:
+    """A seat as a new game starts: no timeouts, no hand shown yet; ``in_group``: a
+    human who plays from the group (no private chat)."""
+    seat.timeouts = 0
+    seat.last_active = now
+    seat.hand_message_id = None
+    seat.in_group = seat.human and in_group
+    seat.group_hand_id = None
+
+
+def note_group_hands(game: ChatGame | None, moment: Moment, game_id: str, allowed: bool) -> Outcome:
+    """Whether players without a private chat may play from the group (the bot's admin
+    rights as seen now): the lobby says so."""
+    if game is None or game.game_id != game_id or game.phase != "lobby":
+        raise FlowError("toast.stale")
+    game.group_hands = allowed
+    return game, Effects()
 
 
 def cancel(game: ChatGame | None, moment: Moment, game_id: str, by: int) -> Outcome:

@@ -53,7 +53,7 @@ from bot.output.replies import REPLY_SCOPE, Replies, ReplyScope
 from bot.render import Rendered
 from bot.store.storage import OwedOutput, Storage
 from bot.transport.bot_api import BotApi
-from bot.transport.lanes import ANNOUNCE, ChatLanes, Lane, LaneEvents, LaneSettings, Outcome
+from bot.transport.lanes import ChatLanes, Lane, LaneEvents, LaneSettings
 from bot.transport.pacing import GlobalLimiter, SendLimiter
 
 __all__ = [
@@ -324,17 +324,8 @@ class Outbox:
         self._lanes.enqueue(chat_id, key, job, replace=True)
 
     def delete(self, chat_id: int, message_id: int, done: Callable[[], Awaitable[None]]) -> None:
-        """Delete a message (tidy-up), paced like everything else in its chat and after
-        the game's messages; ``done`` once Telegram deleted it or refused for good."""
-
-        async def work(lane: Lane[Any], job: OutputJob) -> Outcome:
-            await lane.pace()
-            await self.context.retire(chat_id, message_id)
-            await done()
-            return None
-
-        job = OutputJob(work=work, priority=ANNOUNCE, repeatable=True)
-        self._lanes.enqueue(chat_id, ("tidy", message_id), job)
+        """Delete a message (tidy-up); ``done`` once Telegram deleted it or refused."""
+        self._lanes.enqueue(chat_id, *self.replies.delete_job(message_id, done))
 
     async def retire(self, chat_id: int, message_id: int) -> None:
         """Delete a message we no longer keep up to date (its buttons would mislead): at a

@@ -99,3 +99,19 @@ class Replies:
             return None
 
         return ("edit", message_id), OutputJob(work=work, priority=ANNOUNCE, repeatable=True)
+
+    def delete_job(
+        self, message_id: int, done: Callable[[], Awaitable[None]]
+    ) -> tuple[Hashable, OutputJob]:
+        """The key and job of a tidy-up delete: paced like everything else in its chat
+        and after the game's messages; ``done`` once Telegram deleted it or refused for
+        good."""
+        context = self.context
+
+        async def work(lane: Lane[Any], job: OutputJob) -> Outcome:
+            await lane.pace()
+            await context.retire(lane.chat_id, message_id)
+            await done()
+            return None
+
+        return ("tidy", message_id), OutputJob(work=work, priority=ANNOUNCE, repeatable=True)

@@ -239,6 +239,19 @@ def first_dealer(game_id: str, players: int) -> int:
     return dealer_by_lot(players, game_seed(game_id, 0))
 
 
+def _check_seats_and_options(game: ChatGame) -> None:
+    """Start is refused for too few or too many seats, or an option this table forbids."""
+    if len(game.seats) < MIN_PLAYERS:
+        raise FlowError("toast.need_two")
+    if len(game.seats) > game.rules.max_players:
+        raise FlowError(
+            "toast.too_many_for_deck", deck=game.rules.deck_size, count=game.rules.max_players
+        )
+    for option in LOBBY_OPTIONS:
+        if not option.allows(game):
+            raise FlowError(option.refused)
+
+
 def start(
     game: ChatGame | None,
     moment: Moment,
@@ -266,15 +279,7 @@ def start(
         game.series = None
     if any(s.user_id in unreachable for s in game.seats):
         raise FlowError("toast.waiting_dm")
-    if len(game.seats) < MIN_PLAYERS:
-        raise FlowError("toast.need_two")
-    if len(game.seats) > game.rules.max_players:
-        raise FlowError(
-            "toast.too_many_for_deck", deck=game.rules.deck_size, count=game.rules.max_players
-        )
-    for option in LOBBY_OPTIONS:
-        if not option.allows(game):
-            raise FlowError(option.refused)
+    _check_seats_and_options(game)
     series = game.series
     if series is None:
         players = len(game.seats)

@@ -55,6 +55,7 @@ from support.cluster import redis_cluster
 from support.front import Front, Worker, start_worker, stop_workers, wait_ready
 
 TOKEN = "7770001:bench-token"
+BOT_ID = int(TOKEN.split(":")[0])
 MOVE_TAKEN = "✓ "
 """How the answer to a taken move starts (the bot says the move to its maker)."""
 BOT_USERNAME = "durak_bench_bot"
@@ -78,12 +79,27 @@ class Results:
     toasts: dict[str, int] = field(default_factory=dict)
 
 
+IN_GROUP: dict[int, int] = {}
+"""Players with no private chat (``--group-hands``) -> the group they play from, by the
+buttons of their ephemeral hand there."""
+
+
 def hand_buttons(emu: BotApiEmulator, user: int) -> list[tuple[int, int, str]]:
     """Move buttons in the user's private chat as (edits of the message so far, message
     id, data): read in place, no copies, it runs often. A hand keeps the step its buttons
     were made at while they stay the same, so what tells a keyboard the player has not
-    pressed yet is the message's edit count, not the step."""
+    pressed yet is the message's edit count, not the step. A player who plays from the
+    group: the buttons of their ephemeral hands there (ids are ephemeral message ids)."""
     found: list[tuple[int, int, str]] = []
+    if user in IN_GROUP:
+        for message in emu.ephemerals_of(user, IN_GROUP[user]):
+            for row in message.inline_keyboard:
+                for button in row:
+                    data = button.get("callback_data")
+                    if isinstance(data, str) and data.startswith("h:"):
+                        mid = message.ephemeral_message_id or 0
+                        found.append((message.edit_count, mid, data))
+        return found
     chat = emu.chat(user)
     if chat is None:
         return found
@@ -161,7 +177,10 @@ async def play_pair(
         await asyncio.sleep(rng.uniform(*think))
         started = time.monotonic()
         try:
-            handle = await emu.user_presses(user, user, mid, data=data)
+            if user in IN_GROUP:
+                handle = await emu.user_presses_ephemeral(user, group, mid, data=data)
+            else:
+                handle = await emu.user_presses(user, user, mid, data=data)
         except Exception:
             continue  # the message changed under us (deleted / edited): look again
         try:
@@ -181,10 +200,12 @@ async def play_pair(
 
 
 async def set_up(
-    emu: BotApiEmulator, groups: int, players: int = 2, topics: int = 0
+    emu: BotApiEmulator, groups: int, players: int = 2, topics: int = 0, group_hands: int = 0
 ) -> list[tuple[int, tuple[int, ...]]]:
     """Every group seats ``players`` humans; the first ``topics`` groups are forums whose
-    game runs in a topic of their own ("Cards"), not in General."""
+    game runs in a topic of their own ("Cards"), not in General; in the last
+    ``group_hands`` groups (the bot an admin there) the last player never opens a private
+    chat and plays from the group ("🃏 My hand", ``IN_GROUP``)."""
     tables, threads = [], {}
     for g in range(groups):
         chat = -1_000_000 - g
@@ -192,12 +213,18 @@ async def set_up(
         for k, user in enumerate(users):
             emu.add_user(user, f"{'ABCDEF'[k]}{g}")
         forum = g < topics
-        emu.add_group(chat, f"Bench {g}", members=list(users), creator=users[0], forum=forum)
+        admins = [BOT_ID] if g >= groups - group_hands else []
+        emu.add_group(
+            chat, f"Bench {g}", members=list(users), admins=admins, creator=users[0], forum=forum
+        )
+        if admins:
+            IN_GROUP[users[-1]] = chat
         if forum:
             threads[chat] = emu.admin_creates_topic(users[0], chat, "Cards").id
         # Writing to the bot opens the private chat (the bot answers nothing).
         for user in users:
-            await emu.user_sends(user, user, "hello")
+            if user not in IN_GROUP:
+                await emu.user_sends(user, user, "hello")
         tables.append((chat, users))
     for chat, users in tables:
         await emu.user_sends(users[0], chat, "/newgame", message_thread_id=threads.get(chat))
@@ -219,7 +246,19 @@ async def set_up(
 
         mid = await emu.wait_for(joined, 120)
         await (await emu.user_presses(users[0], chat, mid, text="Start")).answer()
+    for chat, users in tables:
+        for user in (u for u in users if u in IN_GROUP):
+            table = await emu.wait_for(lambda chat=chat: table_message(emu, chat), 120)
+            await (await emu.user_presses(user, chat, table, text="🃏 My hand")).answer()
     return tables
+
+
+def table_message(emu: BotApiEmulator, chat: int) -> int | None:
+    """The group's table message once it offers "🃏 My hand"."""
+    for m in emu.messages(chat):
+        if m.from_bot and any(b.get("text") == "🃏 My hand" for r in m.inline_keyboard for b in r):
+            return m.message_id
+    return None
 
 
 @contextlib.contextmanager
@@ -354,7 +393,7 @@ async def measure_bot(args: argparse.Namespace, redis_env: dict[str, str]) -> No
     try:
         async with bot_processes(args, env, emu, app_ports) as pids:
             t0 = time.monotonic()
-            tables = await set_up(emu, args.groups, args.players, args.topics)
+            tables = await set_up(emu, args.groups, args.players, args.topics, args.group_hands)
             print(f"set up {len(tables)} groups in {time.monotonic() - t0:.1f}s", flush=True)
             # Let the deal's messages go out before measuring.
             await emu.wait_for(
@@ -414,6 +453,8 @@ async def play_and_report(
     backend = "Redis Cluster" if args.cluster else "one Redis"
     mode = "webhook" if args.workers > 1 or args.webhook else "polling"
     topics = f" ({args.topics} in forum topics)" if args.topics else ""
+    if args.group_hands:
+        topics += f" ({args.group_hands} with a player playing from the group)"
     print(f"groups: {args.groups}{topics}, {args.workers} worker(s), {mode}, {backend}")
     print(f"measured {elapsed:.1f}s")
     print(
@@ -506,6 +547,9 @@ def main() -> None:
         "--players", type=int, default=2, choices=range(2, 7), help="humans per group (2-6)"
     )
     parser.add_argument("--topics", type=int, default=0, help="groups whose game is in a topic")
+    parser.add_argument(
+        "--group-hands", type=int, default=0, help="groups with a player playing from the group"
+    )
     parser.add_argument("--workers", type=int, default=1, help="webhook workers (fleet)")
     parser.add_argument("--webhook", action="store_true", help="one worker, as a fleet does")
     parser.add_argument("--cluster", action="store_true", help="on a Redis Cluster")

@@ -82,6 +82,16 @@ async def started(h: Harness, lobby: EmuMessage) -> str:
     return (await h.table(GROUP)).game_id
 
 
+async def bob_in_group_game(h: Harness) -> tuple[EmuMessage, str]:
+    """The bot an admin, Ann with a private chat, Bob without one: a started game (its
+    table message and game id)."""
+    scene(h, bot_admin=True)
+    await h.start_bot()
+    await ann_opens_dm(h)
+    lobby = await lobby_with_bob(h)
+    return lobby, await started(h, lobby)
+
+
 async def bob_taps_my_hand(h: Harness, table_id: int, game_id: str) -> EmuMessage:
     handle = await h.emu.user_presses(BOB, GROUP, table_id, data=my_hand_data(game_id))
     waiting = h.emu.wait_for_ephemeral(BOB, GROUP, has_hand_buttons)
@@ -153,11 +163,7 @@ async def test_a_player_without_private_chat_plays_a_whole_game_from_the_group(
 
 async def test_my_hand_again_brings_back_a_dropped_hand(make_harness: Any) -> None:
     async with make_harness() as h:
-        scene(h, bot_admin=True)
-        await h.start_bot()
-        await ann_opens_dm(h)
-        lobby = await lobby_with_bob(h)
-        game_id = await started(h, lobby)
+        lobby, game_id = await bob_in_group_game(h)
         first = await bob_taps_my_hand(h, lobby.message_id, game_id)
         # Bob's app drops it (it expired, or the app restarted); the bot is not told.
         assert h.emu.user_drops_ephemeral(BOB, GROUP) == 1
@@ -205,11 +211,7 @@ async def test_a_refused_edit_is_given_up_and_the_next_change_edits_again(
     monkeypatch.setattr(game_ids, "new_game_id", lambda: "ephb00")
     fix_deals(monkeypatch)
     async with make_harness() as h:
-        scene(h, bot_admin=True)
-        await h.start_bot()
-        await ann_opens_dm(h)
-        lobby = await lobby_with_bob(h)
-        game_id = await started(h, lobby)
+        lobby, game_id = await bob_in_group_game(h)
         table = await h.table(GROUP)
         assert table.seats[table.engine_state().attacker].user_id == BOB
         hand = await bob_taps_my_hand(h, lobby.message_id, game_id)
@@ -238,11 +240,7 @@ async def test_a_refused_edit_is_given_up_and_the_next_change_edits_again(
 
 async def test_a_tap_on_an_old_hand_brings_the_current_one(make_harness: Any) -> None:
     async with make_harness() as h:
-        scene(h, bot_admin=True)
-        await h.start_bot()
-        await ann_opens_dm(h)
-        lobby = await lobby_with_bob(h)
-        game_id = await started(h, lobby)
+        lobby, game_id = await bob_in_group_game(h)
         old = await bob_taps_my_hand(h, lobby.message_id, game_id)
         # The old one's delete is refused once: it stays on Bob's screen.
         h.emu.fail_calls(
@@ -279,11 +277,7 @@ async def test_a_tap_on_an_old_hand_brings_the_current_one(make_harness: Any) ->
 
 async def test_a_tap_on_a_lost_games_ephemeral_hand_takes_it_away(make_harness: Any) -> None:
     async with make_harness() as h:
-        scene(h, bot_admin=True)
-        await h.start_bot()
-        await ann_opens_dm(h)
-        lobby = await lobby_with_bob(h)
-        game_id = await started(h, lobby)
+        lobby, game_id = await bob_in_group_game(h)
         hand = await bob_taps_my_hand(h, lobby.message_id, game_id)
         await h.redis.flushdb()  # Redis restarted empty
         data = next(
@@ -305,11 +299,7 @@ async def test_a_tap_on_a_lost_games_ephemeral_hand_takes_it_away(make_harness: 
 
 async def test_after_a_restart_the_next_worker_edits_the_same_hand(make_harness: Any) -> None:
     async with make_harness() as h:
-        scene(h, bot_admin=True)
-        await h.start_bot()
-        await ann_opens_dm(h)
-        lobby = await lobby_with_bob(h)
-        game_id = await started(h, lobby)
+        lobby, game_id = await bob_in_group_game(h)
         hand = await bob_taps_my_hand(h, lobby.message_id, game_id)
         await h.kill_bot()
         await h.start_bot()  # knows the hand only from Redis (the seat and its screen)

@@ -4,13 +4,11 @@ the game the reader is in."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from typing import Any
 
 import pytest
 from conftest import Harness, open_lobby, press
-from support.harness import set_options
+from support.harness import moved_past, set_options
 from test_bot_feel_e2e import next_change, own_move_or_later
 
 from bot.domain.flow.turns import ACTIVE_THROW_IN_FACTOR
@@ -79,7 +77,7 @@ async def test_a_fast_tables_throw_in_window_closes_at_half_the_time(make_harnes
                 # passed since the deadline was set) the bot passes for her.
                 h.clock.advance(left + 0.01)
                 h.games.scheduler.wake()
-                await moved_past(h, state.step)
+                await moved_past(h, GROUP, state.step)
             else:
                 await next_change(h)
         assert windows, "no throw-in window in this game"
@@ -93,21 +91,6 @@ async def test_a_fast_tables_throw_in_window_closes_at_half_the_time(make_harnes
         table = await h.table(GROUP)
         assert table.auto_steps, "the closed windows were automatic passes"
         print(f"fast pace: throw-in windows {[round(w, 2) for w in windows]} s")
-
-
-async def moved_past(h: Harness, step: int, timeout: float = 10.0) -> None:
-    """Wait until the stored game is past ``step`` (re-read after each emulator change,
-    and at least every second, so a change just before the wait is never missed)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while loop.time() < deadline:
-        table = await h.table(GROUP)
-        if table.phase != "playing" or table.engine_state().step > step:
-            return
-        last = h.emu.recent_events(1)
-        with contextlib.suppress(TimeoutError):
-            await h.emu.wait_for(lambda last=last: h.emu.recent_events(1) != last, 1.0)
-    raise AssertionError(f"the game stayed at step {step}")
 
 
 async def test_rules_buttons_send_each_full_section_of_the_readers_game(

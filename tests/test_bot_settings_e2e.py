@@ -6,12 +6,10 @@ games where the group says so; the group's turn timeout is the table's clock."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from typing import Any
 
 import pytest
-from support.harness import Harness, press
+from support.harness import Harness, moved_past, press
 from test_bot_ratings_e2e import GROUP, labels_of, last_id, new_message, quick_game, result_of
 
 from bot.domain import callbacks
@@ -256,20 +254,5 @@ async def test_the_groups_turn_timeout_is_the_tables_clock(make_harness: Any) ->
         step = table.engine_state().step
         h.clock.advance(31.0)
         h.games.scheduler.wake()
-        await moved_past(h, step)
+        await moved_past(h, GROUP, step)
         assert (await h.table(GROUP)).auto_steps, "the bot moved for the player out of time"
-
-
-async def moved_past(h: Harness, step: int, timeout: float = 10.0) -> None:
-    """Wait until the stored game is past ``step`` (looked at after each change in the
-    emulator, and at least every second)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while loop.time() < deadline:
-        table = await h.table(GROUP)
-        if table.phase != "playing" or table.engine_state().step > step:
-            return
-        last = h.emu.recent_events(1)
-        with contextlib.suppress(TimeoutError):
-            await h.emu.wait_for(lambda last=last: h.emu.recent_events(1) != last, 1.0)
-    raise AssertionError(f"the game stayed at step {step}")

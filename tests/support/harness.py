@@ -430,3 +430,19 @@ async def set_options(h: Harness, user: int, chat: int, message_id: int, **value
         assert answer.text is not None and answer.text.startswith("✓ "), answer.text
     await press(h, user, chat, message_id, data=callbacks.encode_group(game_id, "options_back"))
     await h.emu.wait_for(lambda: offers("start"), 5, what="the lobby's buttons")
+
+
+async def moved_past(h: Harness, chat_id: int, step: int, timeout: float = 10.0) -> None:
+    """Wait until the game stored in ``chat_id`` is past ``step`` (re-read after
+    each emulator change, and at least every second, so a change just before the wait is
+    never missed)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while loop.time() < deadline:
+        table = await h.table(chat_id)
+        if table.phase != "playing" or table.engine_state().step > step:
+            return
+        last = h.emu.recent_events(1)
+        with contextlib.suppress(TimeoutError):
+            await h.emu.wait_for(lambda last=last: h.emu.recent_events(1) != last, 1.0)
+    raise AssertionError(f"the game stayed at step {step}")

@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import random
+import re
 import statistics
 import time
 from typing import Any
 
 import aiohttp
 import pytest
+from support.deals import fix_deals
 from support.harness import Harness, hand_buttons, open_lobby, press
 from support.webapp import (
     ANN,
@@ -25,6 +28,7 @@ from support.webapp import (
     webapp_settings,
 )
 
+from bot.app import ids as game_ids
 from bot.domain.flow import turns
 from bot.domain.flow.turns import ACTIVE_THROW_IN_FACTOR, LATELY_WINDOWS
 from engine import must_act, waiting_for
@@ -40,6 +44,8 @@ CALM = 3.0
 only after it."""
 PEOPLE = {31: "Ann", 32: "Bob", 33: "Cy", 34: "Dee"}
 IDLE = 33
+BOUT_ENDED = re.compile(r"go(?:es)? to the discard pile|picks? up")
+"""A "too late" toast whose change is the end of the bout: the throw-in window closed."""
 
 
 async def four_seats(h: Harness) -> None:
@@ -88,6 +94,7 @@ class Players:
         self.h = h
         self.taps = 0
         self.too_late = 0
+        self.late_texts: list[str] = []
         self.own: list[float] = []
         self.watchers: list[asyncio.Task[None]] = []
 
@@ -126,7 +133,9 @@ class Players:
             # A taken tap is answered with the move it made ("✓ You …"); anything else
             # was refused.
             if not (answer.text or "").startswith("✓ "):
-                self.too_late += (answer.text or "").startswith("Too late")
+                if (answer.text or "").startswith("Too late"):
+                    self.too_late += 1
+                    self.late_texts.append(answer.text or "")
                 return
             if choice[1].split(":")[4][0] != "b":
                 self.watchers.append(asyncio.create_task(self.own_hand(user, before, started)))
@@ -176,6 +185,11 @@ async def test_human_pace_throw_ins_idle_player_and_own_hand(
     # Cy stays an idle human all game (not handed to the computer after three missed
     # turns), so throw-ins that only he could add keep coming.
     monkeypatch.setattr(turns, "TIMEOUTS_BEFORE_HANDOVER", 1000)
+    # One fixed deal: with a fresh random one each run, some deals never let the idle
+    # player hold a bout, and the few taps of a short game made the share of "too late"
+    # swing by a tap or two.
+    monkeypatch.setattr(game_ids, "new_game_id", lambda: os.environ.get("FEEL_GAME", "feel01"))
+    fix_deals(monkeypatch)
     settings = {
         "throw_in_window": WINDOW,
         "turn_timeout": 4.5,  # the idle player's own turns
@@ -209,13 +223,18 @@ async def test_human_pace_throw_ins_idle_player_and_own_hand(
         print(
             f"taps {players.taps}, too late {players.too_late}; idle stalls {len(stalls)}, "
             f"longest {max((s for _, s in stalls), default=0):.2f} s; own hand p50 "
-            f"{statistics.median(own):.2f} s p95 {p95:.2f} s; windows {sorted(set(windows))}"
+            f"{statistics.median(own):.2f} s p95 {p95:.2f} s; windows {sorted(set(windows))}; "
+            f"too late: {players.late_texts}"
         )
         assert players.taps >= 12, "too few taps to say anything"
         # People who acted lately get the long window in a throw-in...
         assert windows and max(windows) >= ACTIVE_THROW_IN_FACTOR * WINDOW - 1e-6
-        # ...and rarely find one closed under them (a 2.1 s window closed on ~1 in 10).
-        assert players.too_late <= max(1, players.taps // 20)
+        # ...and rarely find one closed under them (a 2.1 s window closed on ~1 in 10):
+        # a "too late" whose change is the bout's end. The others are races between the
+        # players themselves (two attackers reaching for the same card, a tap on a
+        # keyboard their own move just changed), which no window length changes.
+        closed = [t for t in players.late_texts if BOUT_ENDED.search(t)]
+        assert len(closed) <= max(1, players.taps // 20), players.late_texts
         # An idle player holds a bout for the short window (a hand that landed late gets
         # its whole window from landing: one private-chat interval more at most); in the
         # game's first moments everyone counts as active (they just sat down): the long one.

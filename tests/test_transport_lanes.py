@@ -132,3 +132,39 @@ async def test_a_refusal_ends_the_job_and_its_accounts_waiting_jobs_but_no_other
     assert set(finished) == {failing, waiting, other}
     assert not box.working_for("topic 7") and not box.working_for("topic 8")
     await box.close()
+
+
+class Spy(GlobalLimiter):
+    """Records the priority each send asked the global budget with."""
+
+    def __init__(self) -> None:
+        super().__init__(1000)
+        self.asked: list[bool] = []
+
+    async def acquire(self, *, low_priority: bool = False, chat_id: int | None = None) -> None:
+        self.asked.append(low_priority)
+        await super().acquire(low_priority=low_priority, chat_id=chat_id)
+
+
+async def test_an_urgent_job_in_a_group_goes_first_and_does_not_yield() -> None:
+    """A player's hand shown in a group (an ephemeral message) waits neither behind the
+    group's table edit in its chat's queue nor, near the bot's global limit, behind the
+    private hands: under load a table edit may wait for minutes (it merges moves), and the
+    player would sit before an old hand meanwhile (bench/bot_load.py --group-hands)."""
+    finished: list[Step] = []
+    spy = Spy()
+
+    async def done(job: Step) -> None:
+        finished.append(job)
+
+    async def ignore(*args: Any) -> None: ...
+
+    settings = LaneSettings(0, 1000, 0, in_flight=4, settle_delay=1, idle_forget=60)
+    box = ChatLanes(settings, spy, Counters(), LaneEvents(done, ignore, ignore))
+    table, hand = Step(account=-1), Step(account=-1, urgent=True)
+    with box.coming():
+        box.enqueue(-1, "group", table)
+        box.enqueue(-1, "ghand", hand)
+    await box.idle()
+    assert finished == [hand, table]
+    assert spy.asked == [False, True]  # the hand at full priority, the table yields

@@ -72,6 +72,7 @@ class GroupHandMessage:
         self.to = place
         self.user_id = user_id
         self.role = group_hand_role(user_id)
+        self.urgent = True
         self.render = render
         self.asked = asked
 

@@ -77,6 +77,8 @@ class GameMessage(Protocol[S]):
     to: Place
     """Where the message goes: the game's place, or (a hand) its owner's private chat."""
     role: Role
+    urgent: bool
+    """Its player waits on it to act (a hand): its jobs are ``Job.urgent``."""
 
     def held(self, table: ChatGame) -> set[int | None]:
         """The ids of this role's messages that the record holds."""

@@ -55,9 +55,12 @@ class GroupMessage(ChatCalls):
 
     role = GROUP
 
-    def __init__(self, context: OutputContext, place: Place, render: GroupRenderer) -> None:
+    def __init__(
+        self, context: OutputContext, place: Place, render: GroupRenderer, *, urgent: bool = False
+    ) -> None:
         self.context = context
         self.place = place
+        self.urgent = urgent
         self.to = place
         self.render = render
 
@@ -132,6 +135,7 @@ class HandMessage(ChatCalls):
         self.to = private_chat(user_id)
         self.user_id = user_id
         self.role = hand_role(user_id)
+        self.urgent = True
         self.render = render
 
     def held(self, table: ChatGame) -> set[int | None]:

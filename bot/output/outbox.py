@@ -206,7 +206,9 @@ class Outbox:
         those of ``skip``: known to show what they would show). ``owed``: only while the
         stored owed output still asks for it (see ``OutputJob.owed_target``)."""
         place = table.place
-        self._refresh_group(place, owed=owed)
+        # With a player on ephemeral hands, the table is what they read between moves
+        # too, and it shares its chat's queue with their hand: neither yields.
+        self._refresh_group(place, owed=owed, urgent=any(s.in_group for s in table.seats))
         for hand in planner.hand_refreshes(table, notify, calm, skip):
             self.refresh_hand(
                 place, hand.user_id, hand.notify, calm=hand.calm, owed=owed, in_group=hand.in_group
@@ -256,8 +258,8 @@ class Outbox:
         key = (planner.message_key(place, message.role), "asked")
         self._lanes.enqueue(place.chat_id, key, job)
 
-    def _refresh_group(self, place: Place, *, owed: bool = False) -> None:
-        message = GroupMessage(self.context, place, self.render_group)
+    def _refresh_group(self, place: Place, *, owed: bool = False, urgent: bool = False) -> None:
+        message = GroupMessage(self.context, place, self.render_group, urgent=urgent)
         job = self._message_job(message, owed)
         self._lanes.enqueue(message.to.chat_id, planner.message_key(place, GROUP), job)
 
@@ -268,6 +270,7 @@ class Outbox:
             account=message.place,
             settles=planner.settles(role),
             owed_target=role if owed else None,
+            urgent=message.urgent,
             **options,
         )
 

@@ -80,6 +80,10 @@ class Job:
     """Whose work this is (the caller's name for it: for the outbox, a game's place),
     counted while queued or running (``ChatLanes.working_for``); None: a message that may
     be dropped when too many of its kind are pending."""
+    urgent: bool = False
+    """Someone waits on it to act (a player's buttons shown in a group): near the bot's
+    global limit it neither waits behind nor yields to the group's other calls, which a
+    later edit merges into."""
     attempts: int = 0
     requeued: bool = False
 
@@ -112,6 +116,8 @@ class Lane(Generic[J]):
     sent_at: float | None = None
     """Wall-clock time the lane's latest request left (after pacing): what it carried
     is on screen from about then."""
+    urgent: bool = False
+    """The job running now is ``Job.urgent``."""
 
     async def pace(self) -> None:
         """Wait for this chat's budget and the bot's; a job calls this just before a call."""
@@ -291,7 +297,7 @@ class ChatLanes(Generic[J]):
         now = self.clock()
         ready = min(
             ((k, j) for k, j in lane.jobs.items() if j.not_before <= now),
-            key=lambda item: item[1].priority,
+            key=lambda item: (item[1].priority, not item[1].urgent),
             default=None,
         )
         if ready is None:
@@ -312,7 +318,8 @@ class ChatLanes(Generic[J]):
     async def _run(self, lane: Lane[J], key: Hashable, job: J) -> bool:
         """Run one job and requeue it if it must run again; True if the chat moved."""
         try:
-            async with self._in_flight[lane.chat_id < 0]:
+            async with self._in_flight[lane.chat_id < 0 and not job.urgent]:
+                lane.urgent = job.urgent
                 outcome = await job.run(lane)
             if isinstance(outcome, BackOff):
                 lane.pacer.back_off(outcome.seconds)
@@ -392,9 +399,10 @@ class ChatLanes(Generic[J]):
         delay = lane.pacer.delay()
         if delay > 0:
             await asyncio.sleep(delay)
-        # Group tables yield to private hands when the bot is near its global limit:
-        # players need their buttons; a table edit that waits merges more moves.
-        await self.limiter.acquire(low_priority=lane.chat_id < 0, chat_id=lane.chat_id)
+        # Group tables yield to hands when the bot is near its global limit: players need
+        # their buttons; a table edit that waits merges more moves.
+        low = lane.chat_id < 0 and not lane.urgent
+        await self.limiter.acquire(low_priority=low, chat_id=lane.chat_id)
         lane.pacer.record()
         lane.sent_at = self.wall_clock()
 

@@ -4,6 +4,7 @@ an unreadable record is moved to a quarantine key and the group is told, never o
 from __future__ import annotations
 
 import json
+import random
 import time
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from bot.domain.schema import CURRENT, UnreadableRecord, upgrade
 from bot.ops import metrics
 from bot.render import hand_message
 from bot.store.storage import RUNNING_KEY, Storage, Write, settings_key, table_key, user_key
-from engine import legal_actions
+from engine import legal_actions, waiting_for
 from locales import translator
 
 FIXTURES = Path(__file__).parent / "fixtures" / "records"
@@ -169,8 +170,8 @@ async def test_an_old_record_without_a_topic_loads_and_plays_in_its_chat(
     real_redis: Redis,
 ) -> None:
     """Records written before games per topic: no ``topic_id``, no ``topic_name``. They
-    are the chat's game (topic None), name the group alone, take a move, and are written
-    back without the new fields (code from before them still reads them)."""
+    are the chat's game (topic None), name the group alone, take a move, are written back
+    without the new fields (code from before them still reads them), and play to the end."""
     store, raw = storage(real_redis), (FIXTURES / "v1" / "table_playing.json").read_text()
     assert "topic" not in raw
     await real_redis.set(table_key(Place(CHAT)), raw)
@@ -192,6 +193,23 @@ async def test_an_old_record_without_a_topic_loads_and_plays_in_its_chat(
     assert again is not None and again.engine_state().step == state.step + 1
     stored = json.loads(await real_redis.get(table_key(Place(CHAT))))
     assert "topic_id" not in stored and "topic_name" not in stored
+    # ...and is played to its end, every move stored and read back as a running game is.
+    rng = random.Random(7)
+    for _ in range(3000):
+        game = await store.load_table(Place(CHAT))
+        assert game is not None
+        if game.phase != "playing":
+            break
+        now = game.engine_state()
+        seat = next(p for p in waiting_for(now) if legal_actions(now, p))
+        mover, move = game.seats[seat].user_id, rng.choice(legal_actions(now, seat))
+        assert mover is not None
+        await store.update_table(
+            Place(CHAT),
+            lambda t, m=mover, a=move, s=now.step: _write(play(t, moment, t.game_id, m, s, a)[0]),
+        )
+    finished = await store.load_table(Place(CHAT))
+    assert finished is not None and finished.phase == "finished" and finished.engine_state().over
 
 
 def test_a_topics_game_keeps_its_topic_and_name() -> None:

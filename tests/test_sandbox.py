@@ -268,6 +268,8 @@ async def test_play_a_game_against_two_ais_in_the_browser(sandbox: Sandbox, tmp_
 
         # Ann has not opened the private chat: the lobby's URL button is the deep link.
         await lobby.locator("button[data-url]").click()
+        await page.locator("#start-button[data-payload]").wait_for()
+        await page.click("#start-button")
         await (
             page.locator("#messages-private .msg[data-from=bot]")
             .filter(has_text=en("start.linked", group="Durak sandbox"))

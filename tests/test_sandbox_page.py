@@ -180,7 +180,12 @@ async def test_links_are_followed_like_the_telegram_app(site: Site) -> None:
         return await site.post("/_sandbox/open", user_id=ANN, url=url)
 
     status, body = await open_(f"https://t.me/{BOT_USERNAME}")
-    assert body["result"] == {"action": "show_start"}  # never started: the START button
+    # Never started: the START button, which sends the link's payload if it has one.
+    assert body["result"] == {"action": "show_start", "payload": None}
+    status, body = await open_(f"https://t.me/{BOT_USERNAME}?start=g-100")
+    assert body["result"] == {"action": "show_start", "payload": "g-100"}
+    assert site.emu.last_message(ANN) is None
+    await site.emu.user_starts_bot(ANN)
     status, body = await open_(f"https://t.me/{BOT_USERNAME}?start=g-100")
     assert body["result"] == {"action": "started"}
     last = site.emu.last_message(ANN)
@@ -289,6 +294,9 @@ async def test_page_renders_what_the_bot_sends_in_two_tabs(site: Site, tmp_path:
 
         # A t.me deep link opens Bob's private chat with the bot: /start abc.
         await bob.locator(f"{selector} button[data-url]").click()
+        await bob.locator('#start-button[data-payload="abc"]').wait_for()
+        assert site.emu.last_message(BOB) is None  # not started until he presses START
+        await bob.click("#start-button")
         await bob.locator("#messages-private .msg[data-from=me]", has_text="/start").wait_for()
         last = site.emu.last_message(BOB)
         assert last is not None and last.text == "/start abc"
@@ -352,6 +360,8 @@ async def test_no_button_label_overflows_on_a_390_px_phone(
         await page.screenshot(path=ARTIFACTS / "phone-390-lobby.png")
         assert await page.evaluate(OVERFLOWING_BUTTONS) == []
         await lobby.locator("button[data-url]").click()  # open the private chat
+        await page.locator("#start-button[data-payload]").wait_for()
+        await page.click("#start-button")
         await page.locator("#messages-private .msg[data-from=bot]").first.wait_for()
         await show_chat(page, "group")
 
@@ -404,6 +414,8 @@ async def test_six_at_the_table_and_a_defence_at_phone_width(
         lobby = page.locator(selector)
         datas = await callback_data(page, selector)
         await lobby.locator("button[data-url]").click()  # open the private chat
+        await page.locator("#start-button[data-payload]").wait_for()
+        await page.click("#start-button")
         await page.locator("#messages-private .msg[data-from=bot]").first.wait_for()
         await show_chat(page, "group")
 

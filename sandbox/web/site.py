@@ -133,12 +133,13 @@ class SandboxWeb:
         self.emu.add_user(user_id, clean, language_code=language)
         if self.emu.chat(self.group_id) is None:
             # Created on the first join, as in Telegram: that person makes the group and
-            # adds the bot, so the bot's my_chat_member update names them.
+            # adds the bot, so the bot's my_chat_member update names them. The bot joins as
+            # an admin, as a group playing from ephemeral hands needs (README "Playing").
             self.emu.add_group(
                 self.group_id,
                 self.group_title,
                 members=[user_id],
-                admins=[user_id],
+                admins=[user_id, *(bot.id for bot in self.emu.bots)],
                 creator=user_id,
             )
         else:
@@ -293,10 +294,12 @@ class SandboxWeb:
         if link.kind == "unsupported":
             raise ValueError("this kind of link does not work in the sandbox")
         bot = self.emu.bot(self.bot_username)
-        if link.payload is None and user.id in bot.started:
-            return {"action": "show_private"}  # Telegram just opens the existing chat
+        if user.id not in bot.started:
+            # A chat never started shows a START button; pressing it sends the link's
+            # payload (the person may also just go back: they have not started the bot).
+            return {"action": "show_start", "payload": link.payload}
         if link.payload is None:
-            return {"action": "show_start"}  # a chat never started shows a START button
+            return {"action": "show_private"}  # Telegram just opens the existing chat
         await self.emu.user_starts_bot(user.id, link.payload, bot=self.bot_username)
         return {"action": "started"}
 

@@ -465,6 +465,7 @@
       showChat("private");
       if (result.action === "show_start") {
         const start = $("#start-button");
+        start.dataset.payload = result.payload || ""; // what START sends, as the app keeps it
         start.classList.add("flash");
         setTimeout(() => start.classList.remove("flash"), 900);
         start.focus();
@@ -738,7 +739,11 @@
       if (event.key === "Escape") $("#alert").hidden = true;
     });
     $("#start-button").addEventListener("click", () => {
-      send("private", "/start").catch((err) => toast("private", err.message, "error"));
+      // The payload of the deep link that showed START, if one did.
+      const payload = $("#start-button").dataset.payload;
+      delete $("#start-button").dataset.payload;
+      const text = payload ? `/start ${payload}` : "/start";
+      send("private", text).catch((err) => toast("private", err.message, "error"));
     });
     for (const b of document.querySelectorAll("#tabs button")) {
       b.addEventListener("click", () => showChat(b.dataset.show));

@@ -99,6 +99,10 @@ async def test_six_seats_three_humans_three_computers(
         assert not any("+ AI" in b for b in buttons_of(h.emu.message(GROUP, lobby.message_id)))
         answer = await press(h, ANN, GROUP, lobby.message_id, text="Start")
         assert answer.text is None
+        # The two Easy computers are told apart by name (the lobby and the table, its log and
+        # the result use the same names: test_render_table_compact).
+        seats = h.emu.message(GROUP, lobby.message_id).text
+        assert "🤖 Vera · Easy" in seats and "🤖 Boris · Easy" in seats, seats
         result = await play_out(h, GROUP, [ANN, BOB, CAROL])
         assert "Durak" in result.text or "draw" in result.text
         # No hand is ever shown in the group: only counts and table cards.

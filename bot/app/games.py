@@ -106,9 +106,9 @@ class Games:
         """Called after every committed change (the Mini App's live events)."""
         fire = fire_through(self) if fire_through is not None else self.timer_fired
         self.scheduler = Scheduler(storage, fire, sweep=self.sweep_output, clock=clock)
-        self.tidy = Tidy(storage, outbox, clock)
         self.rights = BotRights(outbox.bot)
-        """Whether the bot is an admin of a group (players without a private chat)."""
+        """The bot's rights in a group (players without a private chat, tidy-up)."""
+        self.tidy = Tidy(storage, outbox, self.rights, clock)
         self._commits = 0
         self._crash_after = os.environ.get(CRASH_AFTER_COMMIT, "")
 

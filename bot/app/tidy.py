@@ -18,14 +18,10 @@ deleted.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from telegram.constants import ChatMemberStatus
-from telegram.error import TelegramError
-
-from bot.domain.bounded import BoundedDict
+from bot.app.rights import BotRights
 from bot.domain.place import Place
 from bot.domain.records import ChatGame
 from bot.output.outbox import Outbox
@@ -35,18 +31,18 @@ log = logging.getLogger(__name__)
 
 REPLY_LIFETIME = 600.0
 """Seconds a command's reply stays in a group with tidy-up on."""
-RIGHTS_SECONDS = 600.0
-"""How long the bot's own rights in a group are remembered."""
 KEPT_NOTES = frozenset({"deal.code", "deal.code_series"})
 """Announcements tidy-up keeps: the deal's code is what the result is verified against."""
 
 
 class Tidy:
-    def __init__(self, storage: Storage, outbox: Outbox, clock: Callable[[], float]) -> None:
+    def __init__(
+        self, storage: Storage, outbox: Outbox, rights: BotRights, clock: Callable[[], float]
+    ) -> None:
         self.storage = storage
         self.outbox = outbox
         self.clock = clock
-        self._rights: BoundedDict[int, tuple[float, bool]] = BoundedDict(10_000)
+        self.rights = rights
 
     async def _on(self, chat_id: int) -> bool:
         return chat_id < 0 and (await self.storage.chat_settings(chat_id)).tidy
@@ -81,30 +77,10 @@ class Tidy:
             return
         chat_id = place.chat_id
         if await self._on(chat_id):
-            people = any(person for _, person in litter) and await self.may_delete(chat_id)
+            people = any(person for _, person in litter) and await self.rights.may_delete(chat_id)
             doomed = [(chat_id, m) for m, person in litter if people or not person]
             await self.storage.tidy.delete_at(self.clock(), doomed)
         await self.storage.tidy.forget_litter(place, len(litter))
-
-    async def may_delete(self, chat_id: int) -> bool:
-        """Whether the bot may delete others' messages in the group (as Telegram says,
-        remembered for ``RIGHTS_SECONDS``)."""
-        now = time.monotonic()
-        known = self._rights.get(chat_id)
-        if known is not None and now - known[0] < RIGHTS_SECONDS:
-            return known[1]
-        bot = self.outbox.bot
-        try:
-            member = await bot.get_chat_member(chat_id, bot.id)
-            allowed = member.status == ChatMemberStatus.OWNER or (
-                member.status == ChatMemberStatus.ADMINISTRATOR
-                and bool(getattr(member, "can_delete_messages", False))
-            )
-        except TelegramError as err:
-            log.info("chat %s: could not read the bot's rights: %s", chat_id, err)
-            allowed = False
-        self._rights[chat_id] = (now, allowed)
-        return allowed
 
     async def sweep(self) -> None:
         """Take every due delete (leased) and queue it in its chat's lane (the scheduler
